@@ -1,0 +1,33 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+// Pipeline, one target per layer, dependencies pointing one way:
+// CPcap (libpcap) → FramescopeCapture → FramescopeCore (decode → flows → reassembly) → FramescopeReport → framescope
+let package = Package(
+    name: "framescope",
+    products: [
+        .executable(name: "framescope", targets: ["framescope"]),
+        .library(name: "FramescopeCore", targets: ["FramescopeCore"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+    ],
+    targets: [
+        .systemLibrary(name: "CPcap", pkgConfig: "libpcap", providers: [.apt(["libpcap-dev"])]),
+        // Pure Swift hot path: packet decoding, flow table, TCP reassembly. No libpcap, no Foundation.
+        .target(name: "FramescopeCore"),
+        // The only target that talks to libpcap.
+        .target(name: "FramescopeCapture", dependencies: ["FramescopeCore", "CPcap"]),
+        .target(name: "FramescopeReport", dependencies: ["FramescopeCore"]),
+        .executableTarget(
+            name: "framescope",
+            dependencies: [
+                "FramescopeCore", "FramescopeCapture", "FramescopeReport",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .testTarget(name: "FramescopeCoreTests", dependencies: ["FramescopeCore"]),
+        .testTarget(name: "FramescopeCaptureTests", dependencies: ["FramescopeCapture", "FramescopeReport"]),
+        .testTarget(name: "FramescopeCLITests", dependencies: ["framescope"]),
+    ]
+)

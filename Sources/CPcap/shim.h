@@ -1,0 +1,2 @@
+#include <pcap/pcap.h>
+#include <stdio.h>

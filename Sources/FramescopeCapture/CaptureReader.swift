@@ -1,0 +1,131 @@
+import FramescopeCore
+
+/// What was read from one input file.
+public struct CaptureFileSummary: Sendable {
+    public var path: String
+    public var packets = 0
+    public var firstFrame: UInt64 = 0
+    /// "libpcap", or "libpcap+pcapng-fallback" when framescope's pcapng reader finished the file.
+    public var reader = "libpcap"
+    public var error: CaptureError?
+}
+
+/// Reads capture files in order through libpcap, numbering frames across them, applying the
+/// BPF filter and the packet count.
+public struct CaptureReader {
+    public var paths: [String]
+    public var filter: PacketFilter?
+    /// Stop after this many packets that pass the filter (tcpdump's `-c`).
+    public var packetLimit: Int?
+    public private(set) var files: [CaptureFileSummary] = []
+    /// Called now and then with (file index, bytes read so far) for progress display.
+    public var progress: ((Int, Int64) -> Void)?
+
+    private var frame: UInt64 = 0
+    private var accepted = 0
+
+    public init(paths: [String], filter: PacketFilter? = nil, packetLimit: Int? = nil) {
+        self.paths = paths
+        self.filter = filter
+        self.packetLimit = packetLimit
+    }
+
+    public var errors: [CaptureError] { files.compactMap(\.error) }
+    public var framesRead: UInt64 { frame }
+
+    /// Reads every file, calling `body` for each packet that passes the filter. A file that
+    /// breaks stops only itself; its error is kept in `files`.
+    public mutating func read(_ body: (CaptureInfo, UnsafeRawBufferPointer) -> Void) {
+        for (number, path) in paths.enumerated() {
+            if limitReached { break }
+            var summary = CaptureFileSummary(path: path, firstFrame: frame + 1)
+            summary.error = readFile(path, number: number, summary: &summary, body)
+            files.append(summary)
+        }
+    }
+
+    private var limitReached: Bool { packetLimit.map { accepted >= $0 } ?? false }
+
+    private mutating func readFile(
+        _ path: String, number: Int, summary: inout CaptureFileSummary,
+        _ body: (CaptureInfo, UnsafeRawBufferPointer) -> Void
+    ) -> CaptureError? {
+        let handle: PcapHandle
+        switch PcapHandle.openOffline(path: path) {
+        case .success(let opened): handle = opened
+        case .failure(let failure): return .cannotOpen(path: path, message: failure.message)
+        }
+        let linkType = handle.linkType
+        var packets = 0
+        while !limitReached {
+            let next = handle.next { header, bytes in
+                deliver(header, linkType: linkType, bytes: bytes, body)
+            }
+            switch next {
+            case .packet:
+                packets += 1
+                if packets & 0xFFFF == 0, let progress, let offset = handle.fileOffset { progress(number, offset) }
+            case .end:
+                summary.packets = packets
+                return nil
+            case .failure(let failure):
+                summary.packets = packets
+                if Self.needsPcapngFallback(failure.message) {
+                    summary.reader = "libpcap+pcapng-fallback"
+                    return resumeWithPcapngReader(path, skipping: packets, summary: &summary, body)
+                }
+                return .broken(path: path, message: failure.message, packetsRead: packets, lastFrame: frame, byteOffset: handle.fileOffset)
+            }
+        }
+        summary.packets = packets
+        return nil
+    }
+
+    /// libpcap 1.10 stops at a pcapng interface whose link type or snapshot length differs
+    /// from the first interface's.
+    static func needsPcapngFallback(_ message: String) -> Bool {
+        message.contains("different from the") && message.contains("first interface")
+    }
+
+    private mutating func resumeWithPcapngReader(
+        _ path: String, skipping alreadyRead: Int, summary: inout CaptureFileSummary,
+        _ body: (CaptureInfo, UnsafeRawBufferPointer) -> Void
+    ) -> CaptureError? {
+        guard var reader = PcapngBlockReader(path: path) else {
+            return .broken(path: path, message: "cannot reopen for the pcapng reader", packetsRead: alreadyRead, lastFrame: frame, byteOffset: nil)
+        }
+        defer { reader.close() }
+        var seen = 0
+        while !limitReached {
+            let next = reader.next { header, linkType, bytes in
+                seen += 1
+                if seen > alreadyRead { deliver(header, linkType: linkType, bytes: bytes, body) }
+            }
+            switch next {
+            case .packet: continue
+            case .end:
+                summary.packets = max(seen, alreadyRead)
+                return nil
+            case .failure(let message):
+                summary.packets = max(seen, alreadyRead)
+                return .broken(path: path, message: message, packetsRead: summary.packets, lastFrame: frame, byteOffset: reader.fileOffset)
+            }
+        }
+        summary.packets = max(seen, alreadyRead)
+        return nil
+    }
+
+    private mutating func deliver(
+        _ header: PacketHeader, linkType: LinkType, bytes: UnsafeRawBufferPointer,
+        _ body: (CaptureInfo, UnsafeRawBufferPointer) -> Void
+    ) {
+        frame += 1  // every record counts, filtered or not, as in Wireshark
+        if let filter, !filter.matches(bytes, header: header, linkType: linkType) { return }
+        accepted += 1
+        body(
+            CaptureInfo(
+                frame: frame, timestamp: header.timestamp, linkType: linkType,
+                captureLength: header.captureLength, originalLength: header.originalLength),
+            bytes)
+    }
+}

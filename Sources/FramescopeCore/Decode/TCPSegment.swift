@@ -1,0 +1,43 @@
+/// TCP header flags.
+public struct TCPFlags: OptionSet, Hashable, Sendable {
+    public var rawValue: UInt8
+    public init(rawValue: UInt8) { self.rawValue = rawValue }
+
+    public static let fin = TCPFlags(rawValue: 0x01)
+    public static let syn = TCPFlags(rawValue: 0x02)
+    public static let rst = TCPFlags(rawValue: 0x04)
+    public static let psh = TCPFlags(rawValue: 0x08)
+    public static let ack = TCPFlags(rawValue: 0x10)
+}
+
+/// One decoded TCP segment. `payload` borrows the packet's bytes: valid only while the packet is.
+public struct TCPSegment {
+    public var source: Endpoint
+    public var destination: Endpoint
+    public var sequence: UInt32
+    public var acknowledgment: UInt32
+    public var flags: TCPFlags
+    public var window: UInt16
+    /// The MSS option, when the segment carries one (SYN and SYN/ACK), else 0.
+    public var maximumSegmentSize: UInt16
+    /// The payload bytes that were captured.
+    public var payload: UnsafeRawBufferPointer
+    /// Payload bytes the IP header claims but the capture did not keep (snaplen).
+    public var missingPayload: Int
+
+    public init(
+        source: Endpoint, destination: Endpoint, sequence: UInt32, acknowledgment: UInt32 = 0,
+        flags: TCPFlags, window: UInt16 = 65535, maximumSegmentSize: UInt16 = 0,
+        payload: UnsafeRawBufferPointer, missingPayload: Int = 0
+    ) {
+        self.source = source
+        self.destination = destination
+        self.sequence = sequence
+        self.acknowledgment = acknowledgment
+        self.flags = flags
+        self.window = window
+        self.maximumSegmentSize = maximumSegmentSize
+        self.payload = payload
+        self.missingPayload = missingPayload
+    }
+}

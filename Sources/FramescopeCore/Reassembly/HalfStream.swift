@@ -1,0 +1,346 @@
+/// Reassembles one direction of a TCP connection (gopacket's half-connection, Zeek's
+/// TCP_Reassembler).
+///
+/// Offsets are 64-bit positions in sequence space counted from the direction's first byte,
+/// so sequence-number wraparound never shows past `offset(of:)`. A segment that arrives in
+/// order is handed to the sink straight from the packet; only out-of-order data is copied.
+/// Overlaps keep the bytes delivered first (tshark's "follow TCP stream").
+struct HalfStream {
+    struct Buffered {
+        var offset: Int64
+        var bytes: [UInt8]
+        var frame: UInt64
+        var timestamp: Timestamp
+        /// Bytes right after `bytes` that the snaplen cut off.
+        var missingTail: Int
+
+        var end: Int64 { offset + Int64(bytes.count) }
+        var cost: Int { bytes.count + ReassemblyContext.segmentOverhead }
+    }
+
+    var statistics = DirectionStatistics()
+    /// Sequence number of stream offset 0.
+    private var base: UInt32 = 0
+    private var started = false
+    /// Stream offset of the next byte to deliver.
+    private(set) var frontier: Int64 = 0
+    /// Bytes delivered so far (the gap-free offset of `frontier`).
+    private var captured: Int64 = 0
+    private var finOffset: Int64?
+    /// Out-of-order segments sorted by offset, not overlapping each other; live from `head` on.
+    private var pending: [Buffered] = []
+    private var head = 0
+    private(set) var bufferedCost = 0
+    private var window: ConflictWindow?
+    private var windowDenied = false
+
+    var hasPending: Bool { head < pending.count }
+
+    /// Everything a reassembler needs to emit an event.
+    struct Route {
+        var connection: ConnectionID
+        var direction: Direction
+    }
+
+    // MARK: Receiving segments
+
+    mutating func receive<Sink: StreamSink>(
+        _ segment: TCPSegment, frame: UInt64, timestamp: Timestamp, route: Route,
+        context: inout ReassemblyContext, sink: inout Sink
+    ) {
+        statistics.packets += 1
+        let flags = segment.flags
+        var sequence = segment.sequence
+        if flags.contains(.syn) {
+            statistics.synSeen = true
+            if segment.maximumSegmentSize > 0 { statistics.maximumSegmentSize = Int(segment.maximumSegmentSize) }
+            // A SYN fixes the base unless data already flowed: a stray ACK seen before it
+            // (e.g. before a retransmitted SYN) must not decide where the stream starts.
+            if !started || (frontier == 0 && !hasPending && statistics.payloadPackets == 0) {
+                base = sequence &+ 1
+                started = true
+                statistics.startedMidStream = false
+                statistics.rstSeen = false  // an earlier attempt's RST does not close this one
+                statistics.finSeen = false
+            }
+            sequence = sequence &+ 1  // the SYN takes one sequence number; data follows it
+        }
+        if flags.contains(.rst) { statistics.rstSeen = true }
+        if !started {
+            // No SYN seen: pick up at the first byte this direction shows.
+            if flags.contains(.rst) && segment.payload.isEmpty { return }
+            base = sequence
+            started = true
+            statistics.startedMidStream = true
+        }
+        let length = segment.payload.count + segment.missingPayload
+        if length > 0 {
+            statistics.payloadPackets += 1
+            statistics.wireBytes += Int64(length)
+            receivePayload(
+                segment.payload, missingTail: segment.missingPayload, at: offset(of: sequence),
+                frame: frame, timestamp: timestamp, flags: flags, route: route, context: &context, sink: &sink)
+        }
+        if flags.contains(.fin) {
+            statistics.finSeen = true
+            if finOffset == nil { finOffset = offset(of: sequence) + Int64(length) }
+        }
+    }
+
+    /// Stream offset of a sequence number, taken as the nearest one to the frontier.
+    private func offset(of sequence: UInt32) -> Int64 {
+        let next = base &+ UInt32(truncatingIfNeeded: frontier)
+        return frontier + Int64(Int32(bitPattern: sequence &- next))
+    }
+
+    private mutating func receivePayload<Sink: StreamSink>(
+        _ payload: UnsafeRawBufferPointer, missingTail: Int, at start: Int64, frame: UInt64,
+        timestamp: Timestamp, flags: TCPFlags, route: Route, context: inout ReassemblyContext, sink: inout Sink
+    ) {
+        let end = start + Int64(payload.count + missingTail)
+        if end <= frontier {
+            if payload.count <= 1 && end == frontier && !flags.contains(.syn) && !flags.contains(.fin) {
+                statistics.keepAlives += 1  // probe byte below the window: neither data nor a conflict
+                return
+            }
+            statistics.retransmissions += 1
+            checkOverlap(payload, at: start, frame: frame, route: route, sink: &sink)
+            return
+        }
+        if start > frontier {
+            statistics.outOfOrder += 1
+            buffer(payload, missingTail: missingTail, at: start, frame: frame, timestamp: timestamp, route: route, sink: &sink, context: &context)
+            enforceLimits(route: route, context: &context, sink: &sink)
+            return
+        }
+        var fresh = payload
+        if start < frontier {
+            statistics.retransmissions += 1
+            let overlap = Int(frontier - start)
+            checkOverlap(payload.slice(from: 0, count: overlap), at: start, frame: frame, route: route, sink: &sink)
+            fresh = payload.dropFirst(overlap)
+        }
+        let tail = Int(end - frontier) - fresh.count
+        deliver(fresh, missingTail: tail, frame: frame, timestamp: timestamp, route: route, context: &context, sink: &sink)
+        drain(route: route, context: &context, sink: &sink)
+    }
+
+    // MARK: Delivery
+
+    /// Hands in-order bytes at `frontier` to the sink and moves the frontier past them.
+    private mutating func deliver<Sink: StreamSink>(
+        _ bytes: UnsafeRawBufferPointer, missingTail: Int, frame: UInt64, timestamp: Timestamp,
+        route: Route, context: inout ReassemblyContext, sink: inout Sink
+    ) {
+        if !bytes.isEmpty {
+            compareWithPending(bytes, at: frontier, frame: frame, route: route, sink: &sink)
+            statistics.segments += 1
+            statistics.bytes += Int64(bytes.count)
+            sink.data(
+                StreamChunk(
+                    connection: route.connection, direction: route.direction, offset: frontier,
+                    capturedOffset: captured, bytes: bytes, frame: frame, timestamp: timestamp))
+            rememberForConflicts(bytes, context: &context)
+            frontier += Int64(bytes.count)
+            captured += Int64(bytes.count)
+        }
+        if missingTail > 0 {
+            skip(Int64(missingTail), reason: .truncatedPayload, route: route, sink: &sink)
+        }
+    }
+
+    /// Delivers buffered segments that the frontier has reached.
+    private mutating func drain<Sink: StreamSink>(route: Route, context: inout ReassemblyContext, sink: inout Sink) {
+        while head < pending.count && pending[head].offset <= frontier {
+            let segment = pending[head]
+            pending[head].bytes = []
+            head += 1
+            bufferedCost -= segment.cost
+            context.bufferedBytes -= segment.cost
+            let overlap = Int(min(frontier - segment.offset, Int64(segment.bytes.count)))
+            let reachesPast = segment.end + Int64(segment.missingTail) > frontier
+            guard reachesPast else { continue }
+            segment.bytes.withUnsafeBytes { bytes in
+                deliver(
+                    bytes.dropFirst(overlap),
+                    missingTail: segment.missingTail - max(0, Int(frontier - segment.end)),
+                    frame: segment.frame, timestamp: segment.timestamp, route: route, context: &context, sink: &sink)
+            }
+        }
+        compactPending()
+    }
+
+    /// Skips `length` missing bytes at the frontier and reports them as a gap.
+    private mutating func skip<Sink: StreamSink>(_ length: Int64, reason: GapReason, route: Route, sink: inout Sink) {
+        guard length > 0 else { return }
+        statistics.gaps += 1
+        statistics.gapBytes += length
+        if reason == .bufferLimit { statistics.bufferLimitGaps += 1 }
+        sink.gap(
+            StreamGap(
+                connection: route.connection, direction: route.direction, offset: frontier,
+                capturedOffset: captured, length: length, reason: reason))
+        frontier += length
+    }
+
+    /// Skips the first hole (there must be pending data) and delivers what follows it.
+    mutating func skipFirstHole<Sink: StreamSink>(
+        reason: GapReason, route: Route, context: inout ReassemblyContext, sink: inout Sink
+    ) {
+        guard hasPending else { return }
+        skip(pending[head].offset - frontier, reason: reason, route: route, sink: &sink)
+        drain(route: route, context: &context, sink: &sink)
+    }
+
+    /// At the end of the connection: every hole left is a gap in the capture.
+    mutating func flush<Sink: StreamSink>(route: Route, context: inout ReassemblyContext, sink: inout Sink) {
+        while hasPending {
+            skipFirstHole(reason: .notCaptured, route: route, context: &context, sink: &sink)
+        }
+        if let window {
+            context.conflictWindowBytes -= window.capacity
+            self.window = nil
+        }
+    }
+
+    // MARK: Out-of-order buffer
+
+    /// Copies the parts of an out-of-order segment that no buffered segment covers yet.
+    private mutating func buffer<Sink: StreamSink>(
+        _ payload: UnsafeRawBufferPointer, missingTail: Int, at start: Int64, frame: UInt64, timestamp: Timestamp,
+        route: Route, sink: inout Sink, context: inout ReassemblyContext
+    ) {
+        let end = start + Int64(payload.count)
+        var index = insertionIndex(for: start)
+        // A buffered segment that starts before us may cover our beginning.
+        if index > head && pending[index - 1].end > start { index -= 1 }
+        var cursor = start
+        while cursor < end {
+            if index < pending.count && pending[index].offset <= cursor {
+                let kept = pending[index]
+                let overlapEnd = min(end, kept.end)
+                if overlapEnd > cursor {
+                    compareBuffered(kept, with: payload, payloadStart: start, from: cursor, to: overlapEnd, frame: frame, route: route, sink: &sink)
+                    cursor = overlapEnd
+                }
+                index += 1
+                continue
+            }
+            let pieceEnd = index < pending.count ? min(end, pending[index].offset) : end
+            let piece = payload.slice(from: Int(cursor - start), count: Int(pieceEnd - cursor))
+            let isLast = pieceEnd == end
+            let segment = Buffered(
+                offset: cursor, bytes: [UInt8](piece), frame: frame, timestamp: timestamp,
+                missingTail: isLast ? missingTail : 0)
+            pending.insert(segment, at: index)
+            bufferedCost += segment.cost
+            context.addBuffered(segment.cost)
+            index += 1
+            cursor = pieceEnd
+        }
+        if payload.isEmpty && missingTail > 0 {
+            // Nothing captured at all: remember only where the hole ends.
+            let segment = Buffered(offset: start, bytes: [], frame: frame, timestamp: timestamp, missingTail: missingTail)
+            pending.insert(segment, at: index)
+            bufferedCost += segment.cost
+            context.addBuffered(segment.cost)
+        }
+    }
+
+    private func insertionIndex(for offset: Int64) -> Int {
+        var low = head, high = pending.count
+        while low < high {
+            let mid = (low + high) / 2
+            if pending[mid].offset < offset { low = mid + 1 } else { high = mid }
+        }
+        return low
+    }
+
+    private mutating func compactPending() {
+        if head == pending.count {
+            pending.removeAll(keepingCapacity: pending.capacity <= 64)
+            head = 0
+        } else if head > 32 && head * 2 > pending.count {
+            pending.removeFirst(head)
+            head = 0
+        }
+    }
+
+    private mutating func enforceLimits<Sink: StreamSink>(route: Route, context: inout ReassemblyContext, sink: inout Sink) {
+        while hasPending && bufferedCost > context.options.maxBufferedBytesPerDirection {
+            skipFirstHole(reason: .bufferLimit, route: route, context: &context, sink: &sink)
+        }
+        while hasPending && context.bufferedBytes > context.options.maxBufferedBytesTotal {
+            context.globalLimitEvictions += 1
+            skipFirstHole(reason: .bufferLimit, route: route, context: &context, sink: &sink)
+        }
+    }
+
+    // MARK: Conflicts
+
+    private mutating func rememberForConflicts(_ bytes: UnsafeRawBufferPointer, context: inout ReassemblyContext) {
+        let capacity = context.options.conflictWindow
+        guard capacity > 0 else { return }
+        if window == nil && !windowDenied {
+            if context.conflictWindowBytes + capacity <= context.options.maxConflictWindowBytesTotal {
+                window = ConflictWindow(capacity: capacity)
+                context.conflictWindowBytes += capacity
+            } else {
+                windowDenied = true
+                context.directionsWithoutConflictCheck += 1
+            }
+        }
+        window?.append(bytes, at: frontier)
+    }
+
+    /// Compares an old copy with the delivered bytes still in the conflict window.
+    private mutating func checkOverlap<Sink: StreamSink>(
+        _ bytes: UnsafeRawBufferPointer, at offset: Int64, frame: UInt64, route: Route, sink: inout Sink
+    ) {
+        let result = window?.compare(bytes, at: offset) ?? (checked: 0, differs: false)
+        statistics.uncheckedOverlapBytes += Int64(bytes.count - result.checked)
+        if result.differs {
+            reportConflict(at: max(offset, frontier - Int64(result.checked)), length: Int64(result.checked), frame: frame, route: route, sink: &sink)
+        }
+    }
+
+    /// In-order bytes about to be delivered may overlap buffered copies that came earlier.
+    private mutating func compareWithPending<Sink: StreamSink>(
+        _ bytes: UnsafeRawBufferPointer, at start: Int64, frame: UInt64, route: Route, sink: inout Sink
+    ) {
+        let end = start + Int64(bytes.count)
+        var index = head
+        while index < pending.count && pending[index].offset < end {
+            let kept = pending[index]
+            let from = max(start, kept.offset), to = min(end, kept.end)
+            if from < to {
+                compareBuffered(kept, with: bytes, payloadStart: start, from: from, to: to, frame: kept.frame, route: route, sink: &sink)
+            }
+            index += 1
+        }
+    }
+
+    private mutating func compareBuffered<Sink: StreamSink>(
+        _ kept: Buffered, with payload: UnsafeRawBufferPointer, payloadStart: Int64, from: Int64, to: Int64,
+        frame: UInt64, route: Route, sink: inout Sink
+    ) {
+        let differs = kept.bytes.withUnsafeBytes { keptBytes in
+            var o = from
+            while o < to {
+                if keptBytes[Int(o - kept.offset)] != payload[Int(o - payloadStart)] { return true }
+                o += 1
+            }
+            return false
+        }
+        if differs { reportConflict(at: from, length: to - from, frame: frame, route: route, sink: &sink) }
+    }
+
+    private mutating func reportConflict<Sink: StreamSink>(
+        at offset: Int64, length: Int64, frame: UInt64, route: Route, sink: inout Sink
+    ) {
+        statistics.conflicts += 1
+        statistics.conflictBytes += length
+        sink.conflict(
+            StreamConflict(connection: route.connection, direction: route.direction, offset: offset, length: length, frame: frame))
+    }
+}

@@ -1,0 +1,25 @@
+/// Limits and the counters shared by all reassemblers of one flow table.
+public struct ReassemblyContext: Sendable {
+    public var options: ReassemblyOptions
+    /// Out-of-order bytes buffered now, all directions (with a per-segment overhead).
+    public internal(set) var bufferedBytes = 0
+    public internal(set) var peakBufferedBytes = 0
+    /// Conflict-window bytes allocated now.
+    public internal(set) var conflictWindowBytes = 0
+    /// Directions that ran without a conflict window because the total was reached.
+    public internal(set) var directionsWithoutConflictCheck = 0
+    /// Holes skipped because the global limit was reached, and their bytes.
+    public internal(set) var globalLimitEvictions = 0
+    /// Connections finalized early because `maxConnections` was reached.
+    public internal(set) var connectionLimitEvictions = 0
+
+    public init(options: ReassemblyOptions) { self.options = options }
+
+    /// Bookkeeping cost of one buffered segment, so that many tiny segments count too.
+    static let segmentOverhead = 64
+
+    mutating func addBuffered(_ n: Int) {
+        bufferedBytes += n
+        if bufferedBytes > peakBufferedBytes { peakBufferedBytes = bufferedBytes }
+    }
+}

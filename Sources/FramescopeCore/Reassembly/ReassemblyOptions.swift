@@ -1,0 +1,21 @@
+/// Memory and time limits of the flow table and the reassemblers.
+public struct ReassemblyOptions: Sendable {
+    /// Out-of-order bytes one direction may hold before its first hole is skipped as a gap.
+    public var maxBufferedBytesPerDirection = 4 << 20
+    /// Out-of-order bytes all directions together may hold; past it the direction holding the
+    /// most is forced to skip its first hole (counted as a buffer-limit gap).
+    public var maxBufferedBytesTotal = 64 << 20
+    /// Bytes of recently delivered data each direction keeps to compare retransmitted copies
+    /// against (conflict detection). 0 turns the check off.
+    public var conflictWindow = 2048
+    /// All conflict windows together; directions past it run without the check (counted).
+    public var maxConflictWindowBytesTotal = 16 << 20
+    /// Connections tracked at once; past it the least recently active one is finalized.
+    public var maxConnections = 1 << 20
+    /// A connection with no packet for this long (capture time) is finalized.
+    public var idleTimeout: Int64 = 600 * 1_000_000_000
+    /// A connection closed by FIN in both directions or by RST is finalized after this long.
+    public var closedTimeout: Int64 = 60 * 1_000_000_000
+
+    public init() {}
+}

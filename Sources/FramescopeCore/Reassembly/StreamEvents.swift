@@ -1,0 +1,78 @@
+/// Identifies a connection: assigned in order of first appearance from 0, like tshark's
+/// `tcp.stream`. A new SYN on a reused 4-tuple gets a new ID.
+public struct ConnectionID: Hashable, Comparable, Sendable, CustomStringConvertible {
+    public var rawValue: Int
+    public init(_ rawValue: Int) { self.rawValue = rawValue }
+    public static func < (a: ConnectionID, b: ConnectionID) -> Bool { a.rawValue < b.rawValue }
+    public var description: String { String(rawValue) }
+}
+
+public enum Direction: Int, CaseIterable, Sendable, CustomStringConvertible {
+    case clientToServer = 0
+    case serverToClient = 1
+
+    public var reversed: Direction { self == .clientToServer ? .serverToClient : .clientToServer }
+    public var description: String { self == .clientToServer ? "client-to-server" : "server-to-client" }
+}
+
+/// Reassembled bytes, in order, with the provenance of the segment that carried them.
+/// `bytes` is borrowed: valid only during the `StreamSink.data` call.
+public struct StreamChunk {
+    public var connection: ConnectionID
+    public var direction: Direction
+    /// Offset in sequence space from the direction's first byte (gaps included).
+    public var offset: Int64
+    /// Offset in the captured stream, gaps removed: where these bytes land in an extracted file.
+    public var capturedOffset: Int64
+    public var bytes: UnsafeRawBufferPointer
+    /// 1-based frame number of the segment that carried these bytes.
+    public var frame: UInt64
+    public var timestamp: Timestamp
+}
+
+public enum GapReason: String, Sendable {
+    /// Sequence space never seen in the capture, skipped at the end of the connection.
+    case notCaptured = "not-captured"
+    /// Payload the snaplen cut off.
+    case truncatedPayload = "truncated-payload"
+    /// Skipped early because an out-of-order buffer limit was reached.
+    case bufferLimit = "buffer-limit"
+}
+
+/// Bytes that are missing from a direction's stream. Never filled with invented bytes.
+public struct StreamGap: Sendable, Equatable {
+    public var connection: ConnectionID
+    public var direction: Direction
+    public var offset: Int64
+    public var capturedOffset: Int64
+    public var length: Int64
+    public var reason: GapReason
+}
+
+/// A retransmitted or overlapping copy whose bytes differ from the copy already kept
+/// (the first copy wins, as in tshark's "follow TCP stream").
+public struct StreamConflict: Sendable, Equatable {
+    public var connection: ConnectionID
+    public var direction: Direction
+    public var offset: Int64
+    public var length: Int64
+    /// The frame that carried the differing copy.
+    public var frame: UInt64
+}
+
+/// Receives the reassembled streams. The assembler is generic over it, so calls are static.
+public protocol StreamSink {
+    mutating func connectionOpened(_ connection: ConnectionInfo)
+    mutating func data(_ chunk: StreamChunk)
+    mutating func gap(_ gap: StreamGap)
+    mutating func conflict(_ conflict: StreamConflict)
+    /// Called once per connection, when it is finalized (timeout, limit or end of input).
+    mutating func connectionClosed(_ summary: ConnectionSummary)
+}
+
+extension StreamSink {
+    public mutating func connectionOpened(_ connection: ConnectionInfo) {}
+    public mutating func data(_ chunk: StreamChunk) {}
+    public mutating func gap(_ gap: StreamGap) {}
+    public mutating func conflict(_ conflict: StreamConflict) {}
+}

@@ -1,0 +1,176 @@
+import FramescopeCore
+
+/// The `flows --format json` document, schema `framescope.flows/1` (docs/json-schemas.md).
+/// Field names are stable; new fields may be added, none renamed or removed within /1.
+public struct FlowsReport: Codable, Sendable {
+    public var schema = "framescope.flows/1"
+    public var inputs: [Input]
+    public var packets: Packets
+    public var limits: Limits
+    public var connections: [Connection]
+
+    public struct Input: Codable, Sendable {
+        public var path: String
+        public var packets: Int
+        public var firstFrame: UInt64
+        public var reader: String
+        public var error: String?
+
+        public init(path: String, packets: Int, firstFrame: UInt64, reader: String, error: String?) {
+            self.path = path
+            self.packets = packets
+            self.firstFrame = firstFrame
+            self.reader = reader
+            self.error = error
+        }
+    }
+
+    public struct Packets: Codable, Sendable {
+        public var total: Int
+        public var tcp: Int
+        /// Packets not handed to the flow table, by reason (`not-tcp`, `ip-fragment`, …).
+        public var skipped: [String: Int]
+    }
+
+    public struct Limits: Codable, Sendable {
+        public var peakBufferedBytes: Int
+        public var bufferLimitGaps: Int
+        public var globalLimitEvictions: Int
+        public var connectionLimitEvictions: Int
+        public var directionsWithoutConflictCheck: Int
+    }
+
+    public struct Connection: Codable, Sendable {
+        public var id: Int
+        public var client: String
+        public var server: String
+        /// How client and server were told apart: `syn`, `syn-ack` or `port-heuristic`.
+        public var roles: String
+        /// `syn` when the handshake was captured, else `mid-stream`.
+        public var start: String
+        /// `fin` (both ways), `half-closed`, `rst` or `open`.
+        public var end: String
+        public var finalizedBy: String
+        public var firstFrame: UInt64
+        /// Epoch seconds with nine decimals, as tshark's `frame.time_epoch`.
+        public var firstTime: String
+        public var lastTime: String
+        public var durationSeconds: Double
+        public var packets: Int
+        /// Client → server first, then server → client.
+        public var directions: [DirectionReport]
+    }
+
+    public struct DirectionReport: Codable, Sendable {
+        public var from: String
+        public var to: String
+        public var packets: Int
+        public var payloadPackets: Int
+        public var wireBytes: Int64
+        /// Reassembled bytes (captured bytes only, each once).
+        public var bytes: Int64
+        public var segments: Int
+        public var retransmissions: Int
+        public var outOfOrder: Int
+        public var keepAlives: Int
+        public var syn: Bool
+        public var fin: Bool
+        public var rst: Bool
+        public var midStream: Bool
+        public var mss: Int?
+        public var gaps: Gaps
+        public var conflicts: Conflicts
+    }
+
+    public struct Gaps: Codable, Sendable {
+        public var count: Int
+        public var bytes: Int64
+        /// The first 32 gaps.
+        public var list: [Gap]
+    }
+
+    public struct Gap: Codable, Sendable, Equatable {
+        /// Sequence-space offset from the direction's first byte.
+        public var offset: Int64
+        /// Offset in the extracted (gap-free) stream where the hole sits.
+        public var capturedOffset: Int64
+        public var length: Int64
+        public var reason: String
+    }
+
+    public struct Conflicts: Codable, Sendable {
+        public var count: Int
+        public var bytes: Int64
+        /// The first 32 conflicts.
+        public var list: [Conflict]
+        /// Overlapping copies too old to compare (outside the conflict window).
+        public var uncheckedBytes: Int64
+    }
+
+    public struct Conflict: Codable, Sendable {
+        public var offset: Int64
+        public var length: Int64
+        public var frame: UInt64
+    }
+}
+
+extension FlowsReport {
+    public init<S: StreamSink>(
+        collector: FlowsCollector, table: FlowTable<S>, inputs: [Input]
+    ) {
+        self.inputs = inputs
+        let decode = table.decodeStatistics
+        var skipped: [String: Int] = [:]
+        for reason in SkipReason.allCases where decode[reason] > 0 { skipped[reason.description] = decode[reason] }
+        packets = Packets(total: decode.packets, tcp: decode.tcpSegments, skipped: skipped)
+        let context = table.context
+        let summaries = collector.sortedConnections
+        limits = Limits(
+            peakBufferedBytes: context.peakBufferedBytes,
+            bufferLimitGaps: summaries.reduce(0) { $0 + $1.directions.reduce(0) { $0 + $1.bufferLimitGaps } },
+            globalLimitEvictions: context.globalLimitEvictions,
+            connectionLimitEvictions: context.connectionLimitEvictions,
+            directionsWithoutConflictCheck: context.directionsWithoutConflictCheck)
+        connections = summaries.map { Connection($0, details: collector.finishedDetails[$0.info.id]) }
+    }
+}
+
+extension FlowsReport.Connection {
+    init(_ summary: ConnectionSummary, details: FlowsCollector.Details?) {
+        let info = summary.info
+        id = info.id.rawValue
+        client = info.client.description
+        server = info.server.description
+        roles = info.roleEvidence.rawValue
+        start = summary.synSeen ? "syn" : "mid-stream"
+        end = summary.end.rawValue
+        finalizedBy = summary.finalizedBy.rawValue
+        firstFrame = info.firstFrame
+        firstTime = info.firstSeen.epochString
+        lastTime = summary.lastSeen.epochString
+        durationSeconds = Double(summary.lastSeen.nanoseconds - info.firstSeen.nanoseconds) / 1e9
+        packets = summary.packets
+        directions = Direction.allCases.map { direction in
+            let s = summary[direction]
+            let (from, to) = direction == .clientToServer ? (info.client, info.server) : (info.server, info.client)
+            let gaps = details?.gaps[direction.rawValue] ?? []
+            let conflicts = details?.conflicts[direction.rawValue] ?? []
+            return FlowsReport.DirectionReport(
+                from: from.description, to: to.description, packets: s.packets, payloadPackets: s.payloadPackets,
+                wireBytes: s.wireBytes, bytes: s.bytes, segments: s.segments, retransmissions: s.retransmissions,
+                outOfOrder: s.outOfOrder, keepAlives: s.keepAlives, syn: s.synSeen, fin: s.finSeen, rst: s.rstSeen,
+                midStream: s.startedMidStream, mss: s.maximumSegmentSize > 0 ? s.maximumSegmentSize : nil,
+                gaps: .init(count: s.gaps, bytes: s.gapBytes, list: gaps.map(FlowsReport.Gap.init)),
+                conflicts: .init(
+                    count: s.conflicts, bytes: s.conflictBytes,
+                    list: conflicts.map { .init(offset: $0.offset, length: $0.length, frame: $0.frame) },
+                    uncheckedBytes: s.uncheckedOverlapBytes))
+        }
+    }
+}
+
+extension FlowsReport.Gap {
+    public init(_ gap: StreamGap) {
+        self.init(offset: gap.offset, capturedOffset: gap.capturedOffset, length: gap.length, reason: gap.reason.rawValue)
+    }
+}

@@ -1,0 +1,54 @@
+import FramescopeCore
+
+/// `flows --format text`: one aligned row per connection, then what was skipped.
+public enum FlowsTextFormatter {
+    public static func render(_ report: FlowsReport) -> String {
+        var table = TextTable([
+            ("ID", .right), ("CLIENT", .left), ("", .left), ("SERVER", .left), ("FIRST (UTC)", .left),
+            ("DURATION", .right), ("PKTS", .right), ("C→S BYTES", .right), ("S→C BYTES", .right),
+            ("RETRANS", .right), ("OOO", .right), ("CONFLICTS", .right), ("GAPS", .right), ("START", .left), ("END", .left),
+        ])
+        for c in report.connections {
+            let (up, down) = (c.directions[0], c.directions[1])
+            let gaps = up.gaps.count + down.gaps.count
+            table.append([
+                String(c.id), c.client, "→", c.server, clock(c.firstTime), String(format3(c.durationSeconds)) + "s",
+                String(c.packets), String(up.bytes), String(down.bytes),
+                String(up.retransmissions + down.retransmissions), String(up.outOfOrder + down.outOfOrder),
+                String(up.conflicts.count + down.conflicts.count),
+                gaps == 0 ? "0" : "\(gaps) (\(up.gaps.bytes + down.gaps.bytes) B)",
+                c.start, c.end,
+            ])
+        }
+        var text = table.render()
+        text += "\n\(report.connections.count) connections, \(report.packets.total) packets (\(report.packets.tcp) TCP"
+        if !report.packets.skipped.isEmpty {
+            let reasons = report.packets.skipped.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }
+            text += "; skipped: " + reasons.joined(separator: ", ")
+        }
+        text += ")\n"
+        let limited = report.limits.bufferLimitGaps + report.limits.connectionLimitEvictions
+        if limited > 0 {
+            text += "warning: memory limits were reached: \(report.limits.bufferLimitGaps) holes skipped early, "
+                + "\(report.limits.connectionLimitEvictions) connections finalized early\n"
+        }
+        return text
+    }
+
+    /// `HH:MM:SS.mmm` of an epoch string, UTC.
+    static func clock(_ epoch: String) -> String {
+        let parts = epoch.split(separator: ".")
+        guard let seconds = Int64(parts[0]) else { return epoch }
+        let day = ((seconds % 86_400) + 86_400) % 86_400
+        let millis = parts.count > 1 ? String(parts[1].prefix(3)) : "000"
+        return "\(two(day / 3600)):\(two(day / 60 % 60)):\(two(day % 60)).\(millis)"
+    }
+
+    private static func two(_ v: Int64) -> String { v < 10 ? "0\(v)" : "\(v)" }
+
+    static func format3(_ value: Double) -> String {
+        let thousandths = Int64((value * 1000).rounded())
+        let fraction = String(thousandths % 1000)
+        return "\(thousandths / 1000)." + String(repeating: "0", count: 3 - fraction.count) + fraction
+    }
+}

@@ -1,0 +1,36 @@
+import ArgumentParser
+import FramescopeCore
+import FramescopeReport
+
+extension Framescope {
+    struct Flows: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "List TCP connections: endpoints, times, bytes each way, retransmissions, gaps.",
+            discussion: """
+                One row per connection, numbered in order of first appearance like tshark's tcp.stream. \
+                A new SYN on a reused 4-tuple starts a new connection. Client and server come from the \
+                SYN (or SYN/ACK); without a handshake the endpoint with the lower port is the server.
+                The JSON schema (framescope.flows/1) is documented in docs/json-schemas.md.
+                """)
+
+        @OptionGroup var input: InputOptions
+        @OptionGroup(title: "Reassembly limits") var limits: LimitOptions
+
+        @Option(help: "Output format.")
+        var format: OutputFormat = .text
+
+        @Option(name: [.customShort("o"), .long], help: "Write the report to this file instead of standard output.")
+        var output: String?
+
+        func run() throws {
+            var pipeline = try Pipeline(input: input, limits: limits, sink: FlowsCollector())
+            let errors = pipeline.run()
+            let report = FlowsReport(collector: pipeline.table.sink, table: pipeline.table, inputs: pipeline.inputs)
+            switch format {
+            case .json: try emit(JSONOutput.encode(report), to: output)
+            case .text: try emit(FlowsTextFormatter.render(report), to: output)
+            }
+            try finish(with: errors)
+        }
+    }
+}

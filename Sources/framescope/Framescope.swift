@@ -1,0 +1,17 @@
+import ArgumentParser
+
+@main
+struct Framescope: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "framescope",
+        abstract: "See how TCP cut and glued your application's messages, from a packet capture.",
+        discussion: """
+            Reads pcap/pcapng captures through libpcap, reassembles every TCP connection per direction \
+            (as Wireshark's "Follow TCP Stream" does), and reports what happened to the bytes.
+
+            Exit status: 0 when every input was read to its end; 1 when an input could not be read \
+            or broke part-way (everything read before the break is still reported); 64 for bad usage.
+            """,
+        version: "0.1.0",
+        subcommands: [Flows.self, Extract.self])
+}

@@ -1,0 +1,77 @@
+import ArgumentParser
+import FramescopeCapture
+import FramescopeCore
+
+/// Inputs shared by every command that reads captures.
+struct InputOptions: ParsableArguments {
+    @Argument(help: ArgumentHelp("pcap or pcapng files, read in order; '-' reads standard input.", valueName: "file"))
+    var files: [String]
+
+    @Option(name: .long, help: ArgumentHelp("Only packets matching this BPF expression (compiled by libpcap).", valueName: "expression"))
+    var filter: String?
+
+    @Option(name: [.customShort("c"), .long], help: "Stop after this many packets (counted after the filter).")
+    var count: Int?
+
+    @Flag(name: .long, help: "No progress display on standard error.")
+    var quiet = false
+
+    func validate() throws {
+        if files.isEmpty { throw ValidationError("give at least one capture file, or '-' for standard input") }
+        if let count, count <= 0 { throw ValidationError("--count must be a positive number of packets") }
+        if files.filter({ $0 == "-" }).count > 1 { throw ValidationError("standard input ('-') can be read only once") }
+    }
+}
+
+/// Memory and time limits of reassembly.
+struct LimitOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("Out-of-order bytes buffered per direction before a hole is skipped as a gap.", valueName: "size"))
+    var maxBufferPerDirection: ByteSize = ByteSize(4 << 20)
+
+    @Option(help: ArgumentHelp("Out-of-order bytes buffered in all connections together.", valueName: "size"))
+    var maxBufferTotal: ByteSize = ByteSize(64 << 20)
+
+    @Option(help: "Connections tracked at once; past it the least recently active are finalized.")
+    var maxConnections: Int = 1 << 20
+
+    @Option(help: ArgumentHelp("Finalize a connection idle this many seconds (capture time).", valueName: "seconds"))
+    var idleTimeout: Double = 600
+
+    var reassembly: ReassemblyOptions {
+        var options = ReassemblyOptions()
+        options.maxBufferedBytesPerDirection = maxBufferPerDirection.bytes
+        options.maxBufferedBytesTotal = maxBufferTotal.bytes
+        options.maxConnections = maxConnections
+        options.idleTimeout = Int64(idleTimeout * 1e9)
+        return options
+    }
+
+    func validate() throws {
+        if maxConnections < 1 { throw ValidationError("--max-connections must be at least 1") }
+        if idleTimeout <= 0 { throw ValidationError("--idle-timeout must be positive") }
+    }
+}
+
+/// A size such as `4096`, `64K`, `4MiB` or `1G` (binary units).
+struct ByteSize: ExpressibleByArgument, Sendable {
+    var bytes: Int
+    init(_ bytes: Int) { self.bytes = bytes }
+
+    init?(argument: String) {
+        let text = argument.uppercased().replacingOccurrences(of: "IB", with: "").replacingOccurrences(of: "B", with: "")
+        let units: [(String, Int)] = [("K", 1 << 10), ("M", 1 << 20), ("G", 1 << 30)]
+        var multiplier = 1, digits = Substring(text)
+        if let unit = units.first(where: { text.hasSuffix($0.0) }) {
+            multiplier = unit.1
+            digits = text.dropLast()
+        }
+        guard let value = Int(digits), value >= 0, value <= Int.max / multiplier else { return nil }
+        bytes = value * multiplier
+    }
+
+    var defaultValueDescription: String { "\(bytes)" }
+}
+
+enum OutputFormat: String, ExpressibleByArgument, CaseIterable {
+    case text, json
+}

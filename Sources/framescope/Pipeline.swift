@@ -1,0 +1,91 @@
+import ArgumentParser
+import FramescopeCapture
+import FramescopeCore
+import FramescopeReport
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Capture files → packet decoding → flow table → reassembly → `sink`.
+struct Pipeline<Sink: StreamSink> {
+    var table: FlowTable<Sink>
+    var reader: CaptureReader
+
+    init(input: InputOptions, limits: LimitOptions, sink: Sink) throws {
+        var filter: PacketFilter?
+        if let expression = input.filter {
+            do { filter = try PacketFilter(expression: expression) } catch { throw ValidationError(error.description) }
+        }
+        table = FlowTable(sink: sink, options: limits.reassembly)
+        reader = CaptureReader(paths: input.files, filter: filter, packetLimit: input.count)
+        if !input.quiet && isatty(2) != 0 { reader.progress = Progress(paths: input.files).show }
+    }
+
+    /// Reads everything, finalizes all connections, and returns the read errors.
+    mutating func run() -> [CaptureError] {
+        var table = self.table
+        reader.read { info, bytes in table.process(bytes, info: info) }
+        table.finish()
+        self.table = table
+        if reader.progress != nil { writeError("\r\u{1B}[K") }
+        return reader.errors
+    }
+
+    var inputs: [FlowsReport.Input] {
+        reader.files.map {
+            FlowsReport.Input(path: $0.path, packets: $0.packets, firstFrame: $0.firstFrame, reader: $0.reader, error: $0.error?.description)
+        }
+    }
+}
+
+/// An error already worded for the user, with its exit status.
+struct Failure: Error, CustomStringConvertible {
+    var message: String
+    var description: String { message }
+}
+
+/// "reading FILE: 42%" on standard error for large files.
+private struct Progress {
+    let sizes: [Int64]
+    let paths: [String]
+
+    init(paths: [String]) {
+        self.paths = paths
+        sizes = paths.map { path in
+            var info = stat()
+            return path != "-" && stat(path, &info) == 0 ? Int64(info.st_size) : 0
+        }
+    }
+
+    func show(file: Int, offset: Int64) {
+        guard sizes[file] > 64 << 20 else { return }
+        let percent = offset * 100 / sizes[file]
+        writeError("\rreading \(paths[file]): \(percent)% of \(sizes[file] >> 20) MiB")
+    }
+}
+
+/// Writes to standard output or to `--output FILE`.
+func emit(_ text: String, to path: String?) throws {
+    guard let path else {
+        print(text, terminator: "")
+        return
+    }
+    guard let file = fopen(path, "wb") else {
+        throw Failure(message: "\(path): cannot write: \(String(cString: strerror(errno)))")
+    }
+    defer { fclose(file) }
+    _ = text.utf8CString.withUnsafeBufferPointer { fwrite($0.baseAddress, 1, $0.count - 1, file) }
+}
+
+/// Prints read errors and exits 1 if there were any (after the report was written).
+func finish(with errors: [CaptureError]) throws {
+    for error in errors { writeError("framescope: \(error)\n") }
+    if !errors.isEmpty { throw ExitCode(1) }
+}
+
+/// Writes to standard error, unbuffered (no shared `stderr` FILE under strict concurrency).
+func writeError(_ text: String) {
+    var text = text
+    text.withUTF8 { _ = write(2, $0.baseAddress, $0.count) }
+}
