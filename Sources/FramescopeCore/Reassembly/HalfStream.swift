@@ -108,8 +108,8 @@ struct HalfStream {
             return
         }
         if start > frontier {
-            statistics.outOfOrder += 1
-            buffer(payload, missingTail: missingTail, at: start, frame: frame, timestamp: timestamp, route: route, sink: &sink, context: &context)
+            let added = buffer(payload, missingTail: missingTail, at: start, frame: frame, timestamp: timestamp, route: route, sink: &sink, context: &context)
+            if added { statistics.outOfOrder += 1 } else { statistics.retransmissions += 1 }
             enforceLimits(route: route, context: &context, sink: &sink)
             return
         }
@@ -205,12 +205,14 @@ struct HalfStream {
 
     // MARK: Out-of-order buffer
 
-    /// Copies the parts of an out-of-order segment that no buffered segment covers yet.
+    /// Copies the parts of an out-of-order segment that no buffered segment covers yet;
+    /// returns false when it brought nothing new (a copy of buffered data).
     private mutating func buffer<Sink: StreamSink>(
         _ payload: UnsafeRawBufferPointer, missingTail: Int, at start: Int64, frame: UInt64, timestamp: Timestamp,
         route: Route, sink: inout Sink, context: inout ReassemblyContext
-    ) {
+    ) -> Bool {
         let end = start + Int64(payload.count)
+        var added = false
         var index = insertionIndex(for: start)
         // A buffered segment that starts before us may cover our beginning.
         if index > head && pending[index - 1].end > start { index -= 1 }
@@ -237,6 +239,7 @@ struct HalfStream {
             context.addBuffered(segment.cost)
             index += 1
             cursor = pieceEnd
+            added = true
         }
         if payload.isEmpty && missingTail > 0 {
             // Nothing captured at all: remember only where the hole ends.
@@ -244,7 +247,9 @@ struct HalfStream {
             pending.insert(segment, at: index)
             bufferedCost += segment.cost
             context.addBuffered(segment.cost)
+            added = true
         }
+        return added
     }
 
     private func insertionIndex(for offset: Int64) -> Int {

@@ -1,0 +1,65 @@
+import FramescopeCapture
+import FramescopeCore
+import Foundation
+
+/// Repository root, from this file's location.
+let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+/// `../shared/corpus` beside the checkout (FRAMESCOPE_CORPUS overrides), or nil.
+let corpusDirectory: URL? = {
+    if let path = ProcessInfo.processInfo.environment["FRAMESCOPE_CORPUS"] { return URL(fileURLWithPath: path) }
+    let url = repositoryRoot.deletingLastPathComponent().appendingPathComponent("shared/corpus")
+    return FileManager.default.fileExists(atPath: url.appendingPathComponent("truth").path) ? url : nil
+}()
+
+/// Hashes every direction's reassembled bytes and records its gaps, keyed by "from>to".
+struct HashingSink: StreamSink {
+    struct Stream {
+        var hasher = SHA256()
+        var bytes: Int64 = 0
+        var gaps: [(Int64, Int64)] = []
+        var sha256 = ""
+    }
+
+    var streams: [String: Stream] = [:]
+    var connections = 0
+    private var names: [ConnectionID: [String]] = [:]
+
+    mutating func connectionOpened(_ c: ConnectionInfo) {
+        connections += 1
+        names[c.id] = ["\(c.client)>\(c.server)", "\(c.server)>\(c.client)"]
+        for name in names[c.id]! where streams[name] == nil { streams[name] = Stream() }
+    }
+
+    mutating func data(_ chunk: StreamChunk) {
+        let name = names[chunk.connection]![chunk.direction.rawValue]
+        streams[name]!.hasher.update(chunk.bytes)
+        streams[name]!.bytes += Int64(chunk.bytes.count)
+    }
+
+    mutating func gap(_ gap: StreamGap) {
+        streams[names[gap.connection]![gap.direction.rawValue]]!.gaps.append((gap.capturedOffset, gap.length))
+    }
+
+    mutating func connectionClosed(_ summary: ConnectionSummary) {
+        for name in names[summary.info.id]! { streams[name]!.sha256 = streams[name]!.hasher.finalize() }
+    }
+}
+
+/// Reads captures through the real pipeline.
+func analyze<S: StreamSink>(_ paths: [String], sink: S, filter: String? = nil, options: ReassemblyOptions = ReassemblyOptions()) throws
+    -> (table: FlowTable<S>, reader: CaptureReader)
+{
+    var table = FlowTable(sink: sink, options: options)
+    var reader = CaptureReader(paths: paths, filter: try filter.map { try PacketFilter(expression: $0) })
+    reader.read { info, bytes in table.process(bytes, info: info) }
+    table.finish()
+    return (table, reader)
+}
+
+/// Writes bytes to a fresh temporary file and returns its path.
+func temporaryFile(_ bytes: [UInt8], suffix: String = ".pcap") -> String {
+    let path = NSTemporaryDirectory() + "framescope-\(UUID().uuidString)\(suffix)"
+    FileManager.default.createFile(atPath: path, contents: Data(bytes))
+    return path
+}
