@@ -118,16 +118,10 @@ struct PcapngBlockReader {
         var interfaceID = 0, captureLength = 0, originalLength = 0, dataOffset = 0
         var units: UInt64 = 0
         switch type {
-        case 6:
-            guard bodyLength >= 20 else { return "enhanced packet block too short" }
-            interfaceID = Int(u32(block, 0))
-            units = UInt64(u32(block, 4)) << 32 | UInt64(u32(block, 8))
-            captureLength = Int(u32(block, 12))
-            originalLength = Int(u32(block, 16))
-            dataOffset = 20
-        case 2:
+        case 6, 2:
+            // Enhanced packet block; the obsolete packet block differs only in a 16-bit interface ID.
             guard bodyLength >= 20 else { return "packet block too short" }
-            interfaceID = Int(u16(block, 0))
+            interfaceID = type == 6 ? Int(u32(block, 0)) : Int(u16(block, 0))
             units = UInt64(u32(block, 4)) << 32 | UInt64(u32(block, 8))
             captureLength = Int(u32(block, 12))
             originalLength = Int(u32(block, 16))
