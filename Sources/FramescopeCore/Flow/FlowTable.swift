@@ -53,9 +53,11 @@ public struct FlowTable<Sink: StreamSink> {
         let route = HalfStream.Route(connection: slots[slot]!.info.id, direction: direction)
         switch direction {
         case .clientToServer:
-            slots[slot]!.clientToServer.receive(segment, frame: frame, timestamp: timestamp, route: route, context: &context, sink: &sink)
+            let peerMSS = slots[slot]!.serverToClient.statistics.maximumSegmentSize
+            slots[slot]!.clientToServer.receive(segment, frame: frame, timestamp: timestamp, route: route, peerMSS: peerMSS, context: &context, sink: &sink)
         case .serverToClient:
-            slots[slot]!.serverToClient.receive(segment, frame: frame, timestamp: timestamp, route: route, context: &context, sink: &sink)
+            let peerMSS = slots[slot]!.clientToServer.statistics.maximumSegmentSize
+            slots[slot]!.serverToClient.receive(segment, frame: frame, timestamp: timestamp, route: route, peerMSS: peerMSS, context: &context, sink: &sink)
         }
         if context.bufferedBytes > context.options.maxBufferedBytesTotal { evictBufferedData() }
     }

@@ -31,6 +31,9 @@ public struct DirectionStatistics: Sendable, Equatable {
     public var startedMidStream = false
     /// MSS announced by the sender's SYN, 0 if none was seen.
     public var maximumSegmentSize = 0
+    /// Segments longer than the MSS the receiver announced: offload super-segments (TSO/GRO
+    /// on the capturing host), which distort partial/merged figures.
+    public var segmentsOverMSS = 0
     /// Retransmitted copies that could not be compared because they fell outside the
     /// conflict window.
     public var uncheckedOverlapBytes: Int64 = 0

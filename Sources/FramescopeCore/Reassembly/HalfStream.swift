@@ -45,7 +45,7 @@ struct HalfStream {
     // MARK: Receiving segments
 
     mutating func receive<Sink: StreamSink>(
-        _ segment: TCPSegment, frame: UInt64, timestamp: Timestamp, route: Route,
+        _ segment: TCPSegment, frame: UInt64, timestamp: Timestamp, route: Route, peerMSS: Int,
         context: inout ReassemblyContext, sink: inout Sink
     ) {
         statistics.packets += 1
@@ -77,6 +77,7 @@ struct HalfStream {
         if length > 0 {
             statistics.payloadPackets += 1
             statistics.wireBytes += Int64(length)
+            if peerMSS > 0 && length > peerMSS { statistics.segmentsOverMSS += 1 }
             receivePayload(
                 segment.payload, missingTail: segment.missingPayload, at: offset(of: sequence),
                 frame: frame, timestamp: timestamp, flags: flags, route: route, context: &context, sink: &sink)

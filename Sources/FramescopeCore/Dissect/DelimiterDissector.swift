@@ -1,0 +1,39 @@
+/// Delimiter framing: a frame ends with (and includes) `delimiter`. A frame longer than
+/// `maxFrameLength` with no delimiter is malformed. Each byte is scanned once: scanned bytes
+/// are handed back (`needMoreData(scanned:)`) except the last `delimiter.count - 1`, which may
+/// begin a delimiter split across segments.
+public struct DelimiterDissector: FrameDissector, Sendable, Equatable {
+    public var delimiter: [UInt8]
+    public var maxFrameLength: Int
+
+    public init(delimiter: [UInt8] = [0x0D, 0x0A], maxFrameLength: Int = 1 << 20) {
+        precondition(!delimiter.isEmpty)
+        self.delimiter = delimiter
+        self.maxFrameLength = maxFrameLength
+    }
+
+    public var headerLength: Int { Int.max }
+
+    public mutating func reset() {}
+
+    public func decode(_ b: UnsafeRawBufferPointer, consumed: Int) -> DecodeStep {
+        let last = delimiter[delimiter.count - 1]
+        var i = delimiter.count - 1
+        while i < b.count {
+            if b[i] == last && matches(b, endingAt: i) {
+                let length = consumed + i + 1
+                return length <= maxFrameLength ? .frame(length: length, type: nil) : .malformed(.delimiterNotFound)
+            }
+            i += 1
+        }
+        let scanned = max(0, b.count - (delimiter.count - 1))
+        if consumed + b.count > maxFrameLength { return .malformed(.delimiterNotFound) }
+        return .needMoreData(scanned: scanned)
+    }
+
+    private func matches(_ b: UnsafeRawBufferPointer, endingAt end: Int) -> Bool {
+        let start = end + 1 - delimiter.count
+        for k in 0..<delimiter.count where b[start + k] != delimiter[k] { return false }
+        return true
+    }
+}

@@ -1,0 +1,172 @@
+/// Length-field framing with Netty's `LengthFieldBasedFrameDecoder` vocabulary:
+/// frame length = `lengthFieldOffset` + `lengthFieldLength` + value + `lengthAdjustment`.
+///
+/// ```
+/// ┌─ lengthFieldOffset ─┬─ length field ─┬──────── rest of the frame ────────┐
+/// │ magic? type?        │ value          │ value + adjustment bytes          │
+/// ```
+/// For `.varint` the field's length is the varint's own length (1–5 bytes), so MQTT is
+/// `offset=1,encoding=varint` and protobuf's writeDelimitedTo framing is `offset=0,encoding=varint`.
+public struct LengthFieldDissector: FrameDissector, Sendable, Equatable {
+    public enum Encoding: String, Sendable, CaseIterable {
+        case binary
+        /// `lengthFieldLength` decimal digits, e.g. "0042" (leading spaces allowed).
+        case ascii
+        /// `lengthFieldLength` hexadecimal digits, e.g. git's pkt-line "003f".
+        case hex
+        /// Protobuf/LEB128 varint, at most 5 bytes.
+        case varint
+    }
+
+    public enum Endianness: String, Sendable { case big, little }
+
+    public var lengthFieldOffset: Int
+    public var lengthFieldLength: Int
+    public var endianness: Endianness
+    public var encoding: Encoding
+    public var lengthAdjustment: Int
+    public var magic: [UInt8]
+    /// Where `magic` sits in the frame (0 for most protocols; PPTP's cookie is at 4).
+    public var magicOffset: Int
+    /// Where a message type / command ID sits (offset, width ≤ 8), read big-endian.
+    public var typeField: (offset: Int, width: Int)?
+    public var maxFrameLength: Int
+    /// Shortest valid frame (a protocol's fixed header); 0 = just the length field's end.
+    public var minFrameLength: Int
+    /// Length values below this mean a frame of just the header (git's flush-pkt "0000",
+    /// delim-pkt "0001" and response-end "0002": 3). 0 turns it off.
+    public var headerOnlyBelow: UInt64
+    /// Bytes a stream may start with that are not a frame (the HTTP/2 client preface).
+    public var preamble: [UInt8]
+
+    public init(
+        lengthFieldOffset: Int = 0, lengthFieldLength: Int = 4, endianness: Endianness = .big, encoding: Encoding = .binary,
+        lengthAdjustment: Int = 0, magic: [UInt8] = [], magicOffset: Int = 0, typeField: (offset: Int, width: Int)? = nil,
+        maxFrameLength: Int = 16 << 20, minFrameLength: Int = 0, headerOnlyBelow: UInt64 = 0, preamble: [UInt8] = []
+    ) {
+        self.lengthFieldOffset = lengthFieldOffset
+        self.lengthFieldLength = encoding == .varint ? 5 : lengthFieldLength
+        self.endianness = endianness
+        self.encoding = encoding
+        self.lengthAdjustment = lengthAdjustment
+        self.magic = magic
+        self.magicOffset = magicOffset
+        self.typeField = typeField
+        self.maxFrameLength = maxFrameLength
+        self.minFrameLength = minFrameLength
+        self.headerOnlyBelow = headerOnlyBelow
+        self.preamble = preamble
+        self.atStreamStart = !preamble.isEmpty
+    }
+
+    /// Still at the start of the stream, where the preamble may come.
+    private var atStreamStart: Bool
+
+    public static func == (a: Self, b: Self) -> Bool {
+        a.lengthFieldOffset == b.lengthFieldOffset && a.lengthFieldLength == b.lengthFieldLength
+            && a.endianness == b.endianness && a.encoding == b.encoding && a.lengthAdjustment == b.lengthAdjustment
+            && a.magic == b.magic && a.magicOffset == b.magicOffset && a.typeField?.offset == b.typeField?.offset && a.typeField?.width == b.typeField?.width
+            && a.maxFrameLength == b.maxFrameLength && a.minFrameLength == b.minFrameLength && a.headerOnlyBelow == b.headerOnlyBelow && a.preamble == b.preamble
+    }
+
+    public var headerLength: Int {
+        max(lengthFieldOffset + lengthFieldLength, magicOffset + magic.count, typeField.map { $0.offset + $0.width } ?? 0, preamble.count)
+    }
+
+    public mutating func reset() { atStreamStart = false }
+
+    public mutating func decode(_ b: UnsafeRawBufferPointer, consumed: Int) -> DecodeStep {
+        if atStreamStart {
+            let n = min(preamble.count, b.count)
+            if (0..<n).allSatisfy({ b[$0] == preamble[$0] }) {
+                if n < preamble.count { return .needMoreData(scanned: 0) }
+                atStreamStart = false
+                return .preamble(length: preamble.count)
+            }
+            atStreamStart = false
+        }
+        return decodeFrame(b)
+    }
+
+    /// Decodes one frame header (no preamble handling).
+    func decodeFrame(_ b: UnsafeRawBufferPointer) -> DecodeStep {
+        // Magic first: a mismatch is reported as soon as the bytes show it.
+        let magicBytes = max(0, min(magic.count, b.count - magicOffset))
+        for i in 0..<magicBytes where b[magicOffset + i] != magic[i] { return .malformed(.badMagic) }
+        if magicBytes < magic.count { return .needMoreData(scanned: 0) }
+
+        let fieldEnd: Int
+        let value: UInt64
+        switch readLength(b) {
+        case .needMore: return .needMoreData(scanned: 0)
+        case .malformed(let reason): return .malformed(reason)
+        case .value(let v, let end):
+            value = v
+            fieldEnd = end
+        }
+        guard value <= UInt64(maxFrameLength) else { return .malformed(.lengthTooLarge) }
+        var total = fieldEnd + Int(value) + lengthAdjustment
+        if value < headerOnlyBelow { total = fieldEnd }
+        guard total >= max(fieldEnd, minFrameLength), total > 0 else { return .malformed(.lengthSmallerThanHeader) }
+        guard total <= maxFrameLength else { return .malformed(.lengthTooLarge) }
+        var type: UInt64?
+        if let field = typeField, field.offset + field.width <= total {
+            guard b.count >= field.offset + field.width else { return .needMoreData(scanned: 0) }
+            type = (0..<field.width).reduce(UInt64(0)) { $0 << 8 | UInt64(b[field.offset + $1]) }
+        }
+        return .frame(length: total, type: type)
+    }
+
+    private enum LengthRead {
+        case needMore
+        case malformed(MalformedReason)
+        case value(UInt64, fieldEnd: Int)
+    }
+
+    private func readLength(_ b: UnsafeRawBufferPointer) -> LengthRead {
+        let start = lengthFieldOffset
+        if encoding == .varint {
+            var value: UInt64 = 0
+            for i in 0..<5 {
+                guard start + i < b.count else { return .needMore }
+                let byte = b[start + i]
+                value |= UInt64(byte & 0x7F) << (7 * UInt64(i))
+                if byte & 0x80 == 0 { return .value(value, fieldEnd: start + i + 1) }
+            }
+            return .malformed(.varintTooLong)
+        }
+        let end = start + lengthFieldLength
+        guard b.count >= end else { return .needMore }
+        var value: UInt64 = 0
+        switch encoding {
+        case .binary:
+            for i in 0..<lengthFieldLength {
+                let byte = endianness == .big ? b[start + i] : b[end - 1 - i]
+                value = value << 8 | UInt64(byte)
+            }
+        case .ascii, .hex:
+            let radix: UInt64 = encoding == .ascii ? 10 : 16
+            var seenDigit = false
+            for i in start..<end {
+                let c = b[i]
+                if c == 0x20 && !seenDigit { continue }  // leading spaces
+                guard let digit = Self.digit(c, radix: radix) else { return .malformed(.nonDigitLength) }
+                seenDigit = true
+                value = value &* radix &+ digit
+            }
+            if !seenDigit { return .malformed(.nonDigitLength) }
+        case .varint:
+            break
+        }
+        return .value(value, fieldEnd: end)
+    }
+
+    private static func digit(_ c: UInt8, radix: UInt64) -> UInt64? {
+        switch c {
+        case 0x30...0x39: return UInt64(c - 0x30)
+        case 0x61...0x66 where radix == 16: return UInt64(c - 0x61 + 10)
+        case 0x41...0x46 where radix == 16: return UInt64(c - 0x41 + 10)
+        default: return nil
+        }
+    }
+}

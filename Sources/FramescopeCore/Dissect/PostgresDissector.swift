@@ -1,0 +1,44 @@
+/// PostgreSQL wire protocol v3: `type(1) length(4, includes itself)` messages, except at the
+/// start. The client's first messages are untyped (`length(4) code(4)`: StartupMessage, and
+/// SSLRequest/GSSENCRequest, which are followed by another untyped message); the server may
+/// answer an SSLRequest with one byte, 'N' or 'S', which is preamble, not a message.
+public struct PostgresDissector: FrameDissector, Sendable, Equatable {
+    public var isClient: Bool
+    public var maxFrameLength: Int
+    private var startup = true
+
+    public init(isClient: Bool, maxFrameLength: Int = 16 << 20) {
+        self.isClient = isClient
+        self.maxFrameLength = maxFrameLength
+    }
+
+    static let typed = LengthFieldDissector(lengthFieldOffset: 1, lengthFieldLength: 4, lengthAdjustment: -4, typeField: (0, 1))
+    static let untyped = LengthFieldDissector(lengthFieldOffset: 0, lengthFieldLength: 4, lengthAdjustment: -4)
+
+    public var headerLength: Int { 8 }
+
+    public mutating func reset() { startup = false }
+
+    public mutating func decode(_ b: UnsafeRawBufferPointer, consumed: Int) -> DecodeStep {
+        guard startup else { return checked(Self.typed.decodeFrame(b)) }
+        if isClient {
+            guard b.count >= 8 else { return .needMoreData(scanned: 0) }
+            let code = b.u32be(4)
+            // SSLRequest, GSSENCRequest: another untyped message follows.
+            if code != 80_877_103 && code != 80_877_104 { startup = false }
+            return checked(Self.untyped.decodeFrame(b))
+        }
+        guard b.count >= 2 else { return .needMoreData(scanned: 0) }
+        startup = false
+        // 'N'/'S'/'G' followed by a typed message (whose length starts with 0x00) is the answer
+        // to SSLRequest; a typed 'N' (NoticeResponse) would be followed by its length.
+        if (b[0] == 0x4E || b[0] == 0x53 || b[0] == 0x47) && b[1] != 0 { return .preamble(length: 1) }
+        return checked(Self.typed.decodeFrame(b))
+    }
+
+    private func checked(_ step: DecodeStep) -> DecodeStep {
+        if case .frame(let length, _) = step, length > maxFrameLength { return .malformed(.lengthTooLarge) }
+        if case .frame(let length, _) = step, length < 5 { return .malformed(.lengthSmallerThanHeader) }
+        return step
+    }
+}

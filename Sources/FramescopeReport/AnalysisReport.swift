@@ -1,0 +1,260 @@
+import FramescopeCore
+
+/// The `analyze --format json` document, schema `framescope.report/1` (docs/json-schemas.md).
+public struct AnalysisReport: Codable, Sendable {
+    public var schema = "framescope.report/1"
+    public var inputs: [FlowsReport.Input]
+    public var packets: FlowsReport.Packets
+    public var limits: FlowsReport.Limits
+    public var dissectors: Dissectors
+    public var totals: Totals
+    public var connections: [Connection]
+    /// Evidence, in stream order per connection (the first 10,000).
+    public var events: [Event]
+    public var eventsTotal: Int
+    public var warnings: [String]
+
+    public struct Dissectors: Codable, Sendable {
+        public var `default`: String?
+        public var byServerPort: [String: String]
+    }
+
+    public struct Totals: Codable, Sendable {
+        public var connections: Int
+        public var dissectedConnections: Int
+        public var clientToServer: Figures
+        public var serverToClient: Figures
+        public var all: Figures
+    }
+
+    public struct Connection: Codable, Sendable {
+        public var id: Int
+        public var client: String
+        public var server: String
+        /// The SPEC (or preset/protocol name) used; null when no dissector applied.
+        public var dissector: String?
+        public var start: String
+        public var end: String
+        public var directions: [DirectionReport]
+    }
+
+    public struct DirectionReport: Codable, Sendable {
+        public var from: String
+        public var to: String
+        public var bytes: Int64
+        public var gapBytes: Int64
+        public var figures: Figures
+        // The headline figures again at this level, as the schema promises.
+        public var segments: Int
+        public var messages: Int
+        public var partialMessages: Int
+        public var mergedSegments: Int
+        public var naiveReaderLoss: Int
+        public var malformed: Int
+        public var incompleteAtEnd: Int
+        public var messageTypes: [String: Int]?
+    }
+
+    /// Everything measured for a direction, or summed over several.
+    public struct Figures: Codable, Sendable {
+        public var segments: Int
+        public var messages: Int
+        public var messageBytes: Int64
+        public var messageSize: Distribution
+        public var partialMessages: Int
+        public var partialPercent: Double
+        /// `[segments, messages]` pairs; the last bucket (63) stands for 63 and more.
+        public var segmentsPerMessage: [[Int]]
+        public var maxSegmentsPerMessage: Int
+        public var mergedSegments: Int
+        public var mergedPercent: Double
+        /// `[messages, segments]` pairs.
+        public var messagesPerSegment: [[Int]]
+        public var maxMessagesPerSegment: Int
+        public var naiveReaderLoss: Int
+        public var naiveReaderLossPercent: Double
+        public var malformed: Int
+        public var malformedByReason: [String: Int]
+        public var incompleteAtEnd: Int
+        public var incompleteBytes: Int64
+        public var damagedByGaps: Int
+        public var undissectedBytes: Int64
+        public var preambleBytes: Int64
+        public var resyncs: Int
+        public var stopped: Bool
+        /// Seconds from a message's first to its last segment.
+        public var assemblyLatency: Distribution
+        public var segmentsOverMSS: Int
+    }
+
+    public struct Distribution: Codable, Sendable {
+        public var min: Double
+        public var p50: Double
+        public var p99: Double
+        public var max: Double
+    }
+
+    public struct Event: Codable, Sendable {
+        public var kind: String
+        public var reason: String?
+        public var connection: Int
+        public var from: String
+        public var to: String
+        public var offset: Int64
+        public var frame: UInt64
+        public var time: String
+        /// Up to 16 bytes at `offset`, hex.
+        public var bytes: String
+        public var length: Int64
+        /// A Wireshark display filter showing the frame.
+        public var wiresharkFilter: String
+    }
+}
+
+extension AnalysisReport {
+    public init<S: StreamSink>(analyzer: Analyzer, table: FlowTable<S>, flows: FlowsReport, choice: DissectorChoice) {
+        inputs = flows.inputs
+        packets = flows.packets
+        limits = flows.limits
+        dissectors = Dissectors(
+            default: choice.byDefault?.text,
+            byServerPort: Dictionary(uniqueKeysWithValues: choice.byServerPort.map { (String($0.key), $0.value.text) }))
+        let analyses = analyzer.sortedConnections
+        connections = analyses.map { Connection($0) }
+        var perDirection = [DirectionAnalysis(), DirectionAnalysis()]
+        for a in analyses where !a.directions.isEmpty {
+            for d in Direction.allCases { perDirection[d.rawValue].merge(a.directions[d.rawValue]) }
+        }
+        var all = perDirection[0]
+        all.merge(perDirection[1])
+        totals = Totals(
+            connections: analyses.count, dissectedConnections: analyses.filter { $0.spec != nil }.count,
+            clientToServer: Figures(perDirection[0]), serverToClient: Figures(perDirection[1]), all: Figures(all))
+        let endpoints = Dictionary(uniqueKeysWithValues: analyses.map { ($0.summary.info.id, ($0.summary.info.client, $0.summary.info.server)) })
+        events = analyzer.log.events.map { Event($0, endpoints: endpoints[$0.connection]) }
+        eventsTotal = analyzer.log.total
+        warnings = Self.warnings(analyses: analyses, limits: flows.limits, inputs: flows.inputs)
+    }
+
+    private static func warnings(analyses: [ConnectionAnalysis], limits: FlowsReport.Limits, inputs: [FlowsReport.Input]) -> [String] {
+        var out: [String] = []
+        for input in inputs where input.error != nil { out.append("input broken: \(input.error!)") }
+        let over = analyses.reduce(0) { $0 + $1.summary.directions.reduce(0) { $0 + $1.segmentsOverMSS } }
+        if over > 0 {
+            out.append(
+                "\(over) segments are larger than the MSS their receiver announced: the capture was taken with segmentation "
+                    + "offload (TSO/GRO) on, so partial/merged figures describe the capturing host's buffers, not the wire")
+        }
+        if limits.bufferLimitGaps + limits.connectionLimitEvictions > 0 {
+            out.append("memory limits were reached (\(limits.bufferLimitGaps) holes skipped early, \(limits.connectionLimitEvictions) connections finalized early): figures are degraded there")
+        }
+        if !analyses.isEmpty && analyses.allSatisfy({ $0.spec == nil }) {
+            out.append("no connection matched a dissector: give --dissector SPEC, or PORT=SPEC for the server port")
+        }
+        return out
+    }
+}
+
+extension AnalysisReport.Connection {
+    init(_ a: ConnectionAnalysis) {
+        let info = a.summary.info
+        id = info.id.rawValue
+        client = info.client.description
+        server = info.server.description
+        dissector = a.spec?.name
+        start = a.summary.synSeen ? "syn" : "mid-stream"
+        end = a.summary.end.rawValue
+        directions = Direction.allCases.map { d in
+            let (from, to) = d == .clientToServer ? (info.client, info.server) : (info.server, info.client)
+            let stats = a.summary[d]
+            let analysis = a.directions.isEmpty ? DirectionAnalysis() : a.directions[d.rawValue]
+            let figures = AnalysisReport.Figures(analysis, segments: stats.segments)
+            var types: [String: Int]?
+            if let spec = a.spec, spec.hasTypeField {
+                types = Dictionary(uniqueKeysWithValues: analysis.types.map { (typeLabel($0.key, names: spec.typeNames), $0.value) })
+            }
+            return AnalysisReport.DirectionReport(
+                from: from.description, to: to.description, bytes: stats.bytes, gapBytes: stats.gapBytes, figures: figures,
+                segments: stats.segments, messages: figures.messages, partialMessages: figures.partialMessages,
+                mergedSegments: figures.mergedSegments, naiveReaderLoss: figures.naiveReaderLoss, malformed: figures.malformed,
+                incompleteAtEnd: figures.incompleteAtEnd, messageTypes: types)
+        }
+    }
+}
+
+/// A type value as text: its name from the protocol file, else decimal.
+func typeLabel(_ value: UInt64, names: [UInt64: String]) -> String {
+    names[value] ?? String(value)
+}
+
+extension AnalysisReport.Figures {
+    init(_ a: DirectionAnalysis, segments: Int? = nil) {
+        let segs = segments ?? a.segments
+        self.segments = segs
+        messages = a.messages
+        messageBytes = a.messageBytes
+        messageSize = .init(sizes: a.sizes)
+        partialMessages = a.partialMessages
+        partialPercent = percent(a.partialMessages, of: a.messages)
+        segmentsPerMessage = a.segmentsPerMessage.nonZero.map { [$0.value, $0.count] }
+        maxSegmentsPerMessage = a.segmentsPerMessage.maximum
+        mergedSegments = a.mergedSegments
+        mergedPercent = percent(a.mergedSegments, of: segs)
+        messagesPerSegment = a.messagesPerSegment.nonZero.map { [$0.value, $0.count] }
+        maxMessagesPerSegment = a.messagesPerSegment.maximum
+        naiveReaderLoss = a.naiveReaderLoss
+        naiveReaderLossPercent = percent(a.naiveReaderLoss, of: a.messages)
+        malformed = a.malformed
+        malformedByReason = Dictionary(uniqueKeysWithValues: a.malformedByReason.map { ($0.key.rawValue, $0.value) })
+        incompleteAtEnd = a.incompleteAtEnd
+        incompleteBytes = a.incompleteBytes
+        damagedByGaps = a.damagedByGaps
+        undissectedBytes = a.undissectedBytes
+        preambleBytes = a.preambleBytes
+        resyncs = a.resyncs
+        stopped = a.stopped
+        assemblyLatency = .init(nanoseconds: a.assemblyLatencyNanoseconds)
+        segmentsOverMSS = a.segmentsOverMSS
+    }
+}
+
+extension AnalysisReport.Distribution {
+    init(sizes h: QuantileHistogram) {
+        self.init(
+            min: h.count == 0 ? 0 : Double(h.minimum), p50: Double(h.quantile(0.5)), p99: Double(h.quantile(0.99)), max: Double(h.maximum))
+    }
+
+    init(nanoseconds h: QuantileHistogram) {
+        func s(_ v: Int64) -> Double { (Double(v) / 1e3).rounded() / 1e6 }
+        self.init(min: h.count == 0 ? 0 : s(h.minimum), p50: s(h.quantile(0.5)), p99: s(h.quantile(0.99)), max: s(h.maximum))
+    }
+}
+
+extension AnalysisReport.Event {
+    init(_ e: AnalysisEvent, endpoints: (Endpoint, Endpoint)?) {
+        let (client, server) = endpoints ?? (Endpoint(address: IPAddress(ipv4: 0), port: 0), Endpoint(address: IPAddress(ipv4: 0), port: 0))
+        let (from, to) = e.direction == .clientToServer ? (client, server) : (server, client)
+        kind = e.kind.rawValue
+        reason = e.reason?.rawValue
+        connection = e.connection.rawValue
+        self.from = from.description
+        self.to = to.description
+        offset = e.offset
+        frame = e.frame
+        time = e.timestamp.epochString
+        bytes = hex(e.bytes)
+        length = e.length
+        wiresharkFilter = "tcp.stream == \(e.connection.rawValue) && frame.number == \(e.frame)"
+    }
+}
+
+/// Percentage with one decimal.
+func percent(_ part: Int, of whole: Int) -> Double {
+    whole == 0 ? 0 : (Double(part) * 1000 / Double(whole)).rounded() / 10
+}
+
+/// Lower-case hex, bytes separated by spaces.
+func hex(_ bytes: [UInt8]) -> String {
+    let digits = Array("0123456789abcdef")
+    return bytes.map { String([digits[Int($0 >> 4)], digits[Int($0 & 15)]]) }.joined(separator: " ")
+}

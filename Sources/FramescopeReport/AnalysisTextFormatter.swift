@@ -1,0 +1,94 @@
+import FramescopeCore
+
+/// `analyze --format text`: the verdict first, then a table per connection and direction,
+/// then the evidence.
+public enum AnalysisTextFormatter {
+    public static func render(_ r: AnalysisReport) -> String {
+        var out = ""
+        for warning in r.warnings { out += "warning: \(warning)\n" }
+        if !r.warnings.isEmpty { out += "\n" }
+        out += "\(r.totals.connections) connections, \(r.totals.dissectedConnections) dissected"
+        if let d = r.dissectors.default { out += " with \(d)" }
+        for (port, spec) in r.dissectors.byServerPort.sorted(by: { $0.key < $1.key }) { out += ", port \(port): \(spec)" }
+        out += "; \(r.packets.total) packets\n\n"
+        out += verdict("client → server", r.totals.clientToServer)
+        out += verdict("server → client", r.totals.serverToClient)
+        out += "\n"
+        out += connectionTable(r)
+        out += worst(r)
+        out += evidence(r)
+        return out
+    }
+
+    private static func verdict(_ label: String, _ f: AnalysisReport.Figures) -> String {
+        guard f.messages + f.malformed + f.incompleteAtEnd + f.damagedByGaps > 0 else { return "\(label): no messages\n" }
+        var s = "\(label): \(f.messages) messages in \(f.segments) segments (sizes \(Int(f.messageSize.min))–\(Int(f.messageSize.max)) B, median \(Int(f.messageSize.p50)))\n"
+        s += "  \(pct(f.partialPercent)) arrive split across segments (\(f.partialMessages) partial, up to \(f.maxSegmentsPerMessage) segments)\n"
+        s += "  \(pct(f.mergedPercent)) of segments carry several messages (\(f.mergedSegments) merged, up to \(f.maxMessagesPerSegment) in one)\n"
+        s += "  a one-read-one-message receiver would lose \(pct(f.naiveReaderLossPercent)) (\(f.naiveReaderLoss) messages)\n"
+        var problems: [String] = []
+        if f.malformed > 0 {
+            let reasons = f.malformedByReason.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+            problems.append("\(f.malformed) malformed (\(reasons))")
+        }
+        if f.incompleteAtEnd > 0 { problems.append("\(f.incompleteAtEnd) incomplete at end (\(f.incompleteBytes) B)") }
+        if f.damagedByGaps > 0 { problems.append("\(f.damagedByGaps) damaged by capture gaps") }
+        if f.undissectedBytes > 0 { problems.append("\(f.undissectedBytes) bytes undissected") }
+        if f.stopped { problems.append("gave up on a direction (no framing found again)") }
+        if !problems.isEmpty { s += "  " + problems.joined(separator: "; ") + "\n" }
+        return s
+    }
+
+    private static func connectionTable(_ r: AnalysisReport) -> String {
+        var table = TextTable([
+            ("ID", .right), ("FROM", .left), ("", .left), ("TO", .left), ("DISSECTOR", .left), ("MSGS", .right), ("SEGS", .right),
+            ("PARTIAL", .right), ("MERGED", .right), ("NAIVE LOSS", .right), ("MALFORMED", .right), ("INCOMPLETE", .right),
+            ("GAP B", .right),
+        ])
+        for c in r.connections {
+            for d in c.directions where d.bytes > 0 || d.gapBytes > 0 {
+                let f = d.figures
+                table.append([
+                    String(c.id), d.from, "→", d.to, c.dissector ?? "-", String(f.messages), String(f.segments),
+                    "\(f.partialMessages) (\(pct(f.partialPercent)))", "\(f.mergedSegments) (\(pct(f.mergedPercent)))",
+                    "\(f.naiveReaderLoss) (\(pct(f.naiveReaderLossPercent)))", String(f.malformed), String(f.incompleteAtEnd),
+                    String(d.gapBytes),
+                ])
+            }
+        }
+        return table.render()
+    }
+
+    private static func worst(_ r: AnalysisReport) -> String {
+        let ranked = r.connections.flatMap { c in c.directions.map { (c.id, $0) } }
+            .filter { $0.1.figures.naiveReaderLoss + $0.1.figures.malformed > 0 }
+            .sorted { ($0.1.figures.malformed, $0.1.figures.naiveReaderLoss) > ($1.1.figures.malformed, $1.1.figures.naiveReaderLoss) }
+            .prefix(5)
+        guard !ranked.isEmpty, r.connections.count > 1 else { return "" }
+        var s = "\nworst directions:\n"
+        for (id, d) in ranked {
+            s += "  #\(id) \(d.from) → \(d.to): \(d.figures.malformed) malformed, naive-reader loss \(pct(d.figures.naiveReaderLossPercent))\n"
+        }
+        return s
+    }
+
+    private static func evidence(_ r: AnalysisReport) -> String {
+        guard !r.events.isEmpty else { return "" }
+        var s = "\nevidence (\(r.eventsTotal) events):\n"
+        let shown = r.events.prefix(50)
+        for e in shown {
+            var what = e.kind
+            if let reason = e.reason { what += " (\(reason))" }
+            s += "  \(what): #\(e.connection) \(e.from) → \(e.to) offset \(e.offset), frame \(e.frame)"
+            if e.length > 0 { s += ", \(e.length) B" }
+            s += "\n    wireshark: \(e.wiresharkFilter)\n"
+            if !e.bytes.isEmpty { s += "    bytes: \(e.bytes)\n" }
+        }
+        if r.eventsTotal > shown.count { s += "  … \(r.eventsTotal - shown.count) more in --format json\n" }
+        return s
+    }
+
+    private static func pct(_ value: Double) -> String {
+        value == value.rounded() ? "\(Int(value))%" : "\(value)%"
+    }
+}
