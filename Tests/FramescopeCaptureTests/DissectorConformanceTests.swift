@@ -1,0 +1,129 @@
+import FramescopeCapture
+@testable import FramescopeCore
+import Foundation
+import Testing
+
+/// Presets and explicit SPECs against the corpus truth: per direction, the framing walk's PDU
+/// count, partial (PDUs spanning segments), merged (segments touching several PDUs) and
+/// trailing incomplete bytes; where the walk stopped, the first malformed header must be at the
+/// same offset with the same number of messages before it. The walk is the truth where tshark's
+/// own count is wrong (corpus README: openflow13-lossy, rdp-tpkt-fastpath, tls-overlap-zero-window).
+@Suite struct DissectorConformanceTests {
+    static let specs: [String: String] = [
+        "dns-tcp-multirequest": "preset:dns", "dns-tcp-tkey": "preset:dns",
+        "tls13-sll2": "preset:tls", "tls-mtu300": "preset:tls", "tls-many-flows-lossy": "preset:tls",
+        "tls-overlap-zero-window": "preset:tls", "tls-rawip": "preset:tls", "tls-ipv6-null": "preset:tls",
+        "bgp-4byte-asn": "preset:bgp", "bgp-ppp": "preset:bgp", "modbus": "preset:modbus", "mysql-query-attrs": "preset:mysql",
+        "pgsql-greenhouse": "preset:postgres", "pgsql-5000-rows": "preset:postgres", "kafka": "preset:kafka",
+        "mqtt-big-publish": "preset:mqtt", "s7comm-tpkt": "preset:tpkt", "rdp-tpkt-fastpath": "preset:tpkt",
+        // Explicit SPECs for protocols without a required preset.
+        "http2-h2c-null": "length:offset=0,width=3,adjust=6,preamble=505249202a20485454502f322e300d0a0d0a534d0d0a0d0a",
+        "smb2-nbss": "length:offset=1,width=3", "smb-nbss-bigendian": "length:offset=1,width=3",
+        "iec104": "length:offset=1,width=1,magic=68,min=6", "pptp-bigendian": "length:offset=0,width=2,adjust=-2,magic=1a2b3c4d@4,min=16",
+        "openflow10": "length:offset=2,width=2,adjust=-4,min=8", "openflow13-lossy": "length:offset=2,width=2,adjust=-4,min=8",
+        "opcua-null": "length:offset=4,width=4,endian=little,adjust=-8,min=8", "hislip-u64": "length:offset=8,width=8,magic=4853",
+        "enip": "length:offset=2,width=2,endian=little,adjust=20", "amqp-frame-end": "length:offset=3,width=4,adjust=1",
+        "git-pktline": "length:offset=0,width=4,encoding=hex,adjust=-4,headeronly=3", "ldap-gap": "length:offset=2,width=4,magic=3084",
+        "redis-sll": "delimiter", "smtp": "delimiter:\\r\\n", "ftp-ipv6": "delimiter", "pop3": "delimiter",
+        "imap-one-sided": "delimiter", "http-pipelined": "delimiter", "http-vlan": "delimiter:0x0d0a", "http-nanosecond": "delimiter",
+    ]
+
+    /// Captures whose framing the grammar cannot express, with the reason.
+    static let inexpressible: [String: String] = [
+        "dnp3-retrans": "DNP3 link frames carry a CRC every 16 bytes: the length is not linear (corpus README, surprise 6)"
+    ]
+
+    struct Truth: Decodable {
+        struct Stream: Decodable { var stream: Int; var directions: [String: Direction] }
+        struct Direction: Decodable {
+            var src: String
+            var dst: String
+            var gaps: [Gap]?
+            var walk: Walk?
+        }
+        struct Gap: Decodable { var at_offset: Int64 }
+        struct Walk: Decodable {
+            var pdus: Int
+            var trailing_incomplete_bytes: Int
+            var stopped: Stop?
+            var pdus_spanning_segments: Int
+            var segments_touching_multiple_pdus: Int
+        }
+        struct Stop: Decodable { var offset: Int64; var reason: String }
+        var name: String
+        var file: String
+        var streams: [Stream]
+    }
+
+    /// Counts messages that start before a given offset, per direction.
+    struct Counting: StreamSink {
+        var analyzer: Analyzer
+        mutating func connectionOpened(_ c: ConnectionInfo) { analyzer.connectionOpened(c) }
+        mutating func data(_ chunk: StreamChunk) { analyzer.data(chunk) }
+        mutating func gap(_ gap: StreamGap) { analyzer.gap(gap) }
+        mutating func connectionClosed(_ s: ConnectionSummary) { analyzer.connectionClosed(s) }
+    }
+
+    @Test func everyCorpusCaptureHasASpecOrAReason() throws {
+        guard let corpus = corpusDirectory else {
+            print("SKIP dissector conformance: ../shared/corpus not found beside the checkout")
+            return
+        }
+        let names = try FileManager.default.contentsOfDirectory(atPath: corpus.appendingPathComponent("truth").path)
+            .map { String($0.dropLast(5)) }
+        for name in names { #expect(Self.specs[name] != nil || Self.inexpressible[name] != nil, "\(name) has no SPEC") }
+    }
+
+    @Test(arguments: specs.keys.sorted())
+    func framingAgreesWithTheWalk(name: String) throws {
+        guard let corpus = corpusDirectory else { return }
+        let truth = try JSONDecoder().decode(Truth.self, from: Data(contentsOf: corpus.appendingPathComponent("truth/\(name).json")))
+        let spec = try DissectorSpec(parsing: Self.specs[name]!)
+        var analyzer = Analyzer(choice: DissectorChoice(byDefault: spec))
+        let starts = Box()
+        analyzer.onMessage = { starts.add($0) }
+        let (table, _) = try analyze([corpus.appendingPathComponent(truth.file).path], sink: Counting(analyzer: analyzer))
+        let result = table.sink.analyzer
+        var byEndpoints: [String: DirectionAnalysis] = [:]
+        var ids: [String: (ConnectionID, FramescopeCore.Direction)] = [:]
+        for c in result.connections {
+            for d in FramescopeCore.Direction.allCases {
+                let (from, to) = d == .clientToServer ? (c.summary.info.client, c.summary.info.server) : (c.summary.info.server, c.summary.info.client)
+                byEndpoints["\(from)>\(to)"] = c.directions[d.rawValue]
+                ids["\(from)>\(to)"] = (c.summary.info.id, d)
+            }
+        }
+        var checked = 0
+        for stream in truth.streams {
+            for (_, direction) in stream.directions {
+                guard let walk = direction.walk, (direction.gaps ?? []).isEmpty else { continue }
+                let key = "\(direction.src)>\(direction.dst)"
+                let ours = try #require(byEndpoints[key], "\(name): \(key) missing")
+                let place = "\(name) stream \(stream.stream) \(key)"
+                checked += 1
+                if let stop = walk.stopped {
+                    let (id, d) = ids[key]!
+                    let firstMalformed = result.log.events.first { $0.connection == id && $0.direction == d && $0.kind == .malformed }
+                    #expect(firstMalformed?.offset == stop.offset, "\(place): walk stopped at \(stop.offset) (\(stop.reason))")
+                    #expect(starts.count(id, d, before: stop.offset) == walk.pdus, "\(place): messages before the stop")
+                    continue
+                }
+                #expect(ours.messages == walk.pdus, "\(place): messages")
+                #expect(ours.partialMessages == walk.pdus_spanning_segments, "\(place): partial")
+                #expect(ours.mergedSegments == walk.segments_touching_multiple_pdus, "\(place): merged")
+                #expect((ours.incompleteAtEnd > 0) == (walk.trailing_incomplete_bytes > 0), "\(place): incomplete at end")
+                #expect(ours.malformed == 0, "\(place): malformed")
+            }
+        }
+        #expect(checked > 0)
+    }
+}
+
+/// Message start offsets per direction, filled from the analyzer's message callback.
+final class Box: @unchecked Sendable {
+    private var starts: [String: [Int64]] = [:]
+    func add(_ m: MessageRecord) { starts["\(m.connection)/\(m.direction)", default: []].append(m.offset) }
+    func count(_ id: ConnectionID, _ d: FramescopeCore.Direction, before offset: Int64) -> Int {
+        (starts["\(id)/\(d)"] ?? []).filter { $0 < offset }.count
+    }
+}
