@@ -3,7 +3,7 @@
 inside a private network namespace whose loopback has a 1500-byte MTU (so segments have
 Ethernet-like sizes and messages are split and coalesced as on a real network).
 
-Needs root, tcpdump and iproute2. Usage: sudo scripts/record-samples.py [samples-dir]
+Needs root, tcpdump, iproute2 and ethtool. Usage: sudo scripts/record-samples.py [samples-dir]
 Traffic never leaves the namespace."""
 import os, random, socket, struct, subprocess, sys, threading, time
 
@@ -109,32 +109,108 @@ def lines(port):
     c.close()
 
 
+def seed_exchange(port, encode, server_count, client_count, corrupt=()):
+    """Both sides send messages of a seed protocol: the server in bursts (Nagle glues them),
+    some written in two halves; message numbers in `corrupt` are written in host byte order,
+    the bug of seed 002."""
+    rng = random.Random(port)
+    def body(i):
+        return ('{"seq":%d,"text":"%s"}' % (i, "m" * rng.choice([5, 20, 60, 150, 400, 1400, 2500]))).encode()
+    def server(conn):
+        for i in range(server_count):
+            m = encode(i, body(i), i in corrupt)
+            if i % 13 == 6:
+                conn.sendall(m[:7]); time.sleep(0.003); conn.sendall(m[7:])
+            else:
+                conn.sendall(m)
+            if i % 20 == 19:
+                time.sleep(0.01)
+        drain(conn)
+    t = serve(port, server)
+    time.sleep(0.2)
+    c = socket.create_connection(("127.0.0.1", port))
+    reader = threading.Thread(target=drain, args=(c,))
+    reader.start()
+    for i in range(client_count):
+        c.sendall(encode(1000 + i, body(1000 + i), False))
+        time.sleep(0.004)
+    time.sleep(0.3)
+    c.shutdown(socket.SHUT_WR)
+    t.join()
+    reader.join()
+    c.close()
+
+
+def seed_0xff(i, body, host_order):
+    """Seed 002: 0xff (4) + size = len(data) + 4 (4) + commandId (4) + data, big-endian."""
+    order = "<" if host_order else ">"
+    return struct.pack(order + "III", 0xFF, len(body) + 4, 100 + i % 7) + body
+
+
+def seed_7byte(i, body, _):
+    """Seed 003: version (2) + function (2) + zip (1) + body length (2) + body."""
+    return struct.pack(">HHBH", 1, 10 + i % 4, 0, len(body)) + body
+
+
+def seed_ascii10(i, body, _):
+    """Seed 000: a 10-byte header whose bytes 6..9 are the body length in ASCII digits."""
+    return b"IM" + struct.pack(">I", i) + b"%04d" % len(body) + body
+
+
+def seed_v01(i, body, _):
+    """Seed 004: "V0.1" + total length (8 ASCII digits, header included) + type (8 digits) + 17 zeros."""
+    return b"V0.1" + b"%08d" % (len(body) + 37) + b"%08d" % (1 + i % 3) + b"0" * 17 + body
+
+
+def seed_8byte(i, body, _):
+    """Seed 001: service number (4) + body length (4, big-endian) + body."""
+    return struct.pack(">II", 7, len(body)) + body
+
+
+SEEDS = {
+    "seed-0xff-command": (seed_0xff, 120, 15, (40, 41, 90)),
+    "seed-7byte-header": (seed_7byte, 120, 15, ()),
+    "seed-ascii10-header": (seed_ascii10, 120, 15, ()),
+    "seed-v01-header": (seed_v01, 120, 15, ()),
+    "seed-8byte-header": (seed_8byte, 120, 15, ()),
+}
+
+
 def record(name, port, run, extra_filter=""):
     path = os.path.join(OUT, name)
     dump = subprocess.Popen(
-        ["ip", "netns", "exec", NETNS, "tcpdump", "-i", "lo", "-w", path, "-U", "-s", "0",
+        ["ip", "netns", "exec", NETNS, "tcpdump", "-i", "lo", "--immediate-mode", "-w", path, "-U", "-s", "0",
          "tcp port %d%s" % (port, extra_filter)], stderr=subprocess.DEVNULL)
     time.sleep(1)
     subprocess.check_call(["ip", "netns", "exec", NETNS, sys.executable, __file__, "--run", run, str(port)])
-    time.sleep(0.5)
+    time.sleep(1.5)
     dump.terminate()
     dump.wait()
+    if os.path.getsize(path) <= 24:
+        sys.exit("%s: tcpdump captured nothing" % path)
     print("wrote", path, os.path.getsize(path), "bytes")
 
 
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "--run":
         port = int(sys.argv[3])
-        {"varint": lambda: varint_im(port), "varint6": lambda: varint_im(port, socket.AF_INET6, "::1"),
-         "lines": lambda: lines(port)}[sys.argv[2]]()
+        runs = {"varint": lambda: varint_im(port), "varint6": lambda: varint_im(port, socket.AF_INET6, "::1"),
+                "lines": lambda: lines(port)}
+        for seed, (encode, n_server, n_client, corrupt) in SEEDS.items():
+            runs[seed] = lambda e=encode, a=n_server, b=n_client, c=corrupt: seed_exchange(port, e, a, b, c)
+        runs[sys.argv[2]]()
         sys.exit(0)
     subprocess.call(["ip", "netns", "del", NETNS], stderr=subprocess.DEVNULL)
     subprocess.check_call(["ip", "netns", "add", NETNS])
     try:
         subprocess.check_call(["ip", "-n", NETNS, "link", "set", "lo", "mtu", "1500", "up"])
+        # No segmentation offload: the capture shows wire-sized segments.
+        subprocess.check_call(["ip", "netns", "exec", NETNS, "ethtool", "-K", "lo", "tso", "off", "gso", "off", "gro", "off"])
         os.makedirs(OUT, exist_ok=True)
         record("im-varint.pcap", 7001, "varint")
         record("im-varint-ipv6.pcap", 7002, "varint6")
         record("lines-crlf.pcap", 7003, "lines")
+        for n, seed in enumerate(SEEDS):
+            record(seed + ".pcap", 7010 + n, seed)
     finally:
         subprocess.call(["ip", "netns", "del", NETNS])

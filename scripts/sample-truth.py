@@ -1,17 +1,34 @@
 #!/usr/bin/env python3
-"""Writes samples/truth.json: for every sample capture, per TCP stream and direction, the byte
-count and sha256 of tshark's "follow TCP stream" output (the oracle the tests compare with).
+"""Writes samples/truth.json, the oracle the sample tests compare with. For every sample and
+TCP stream direction it records, from tshark's "follow TCP stream" output:
+- the byte count and sha256 of the reassembled stream;
+- a framing walk over those bytes, independent of framescope: messages, partial messages
+  (bytes in >= 2 follow segments), merged segments (bytes of >= 2 messages), naive-reader loss,
+  malformed headers (with a magic, the walk scans to the next magic and counts the bytes skipped),
+  and trailing incomplete bytes.
 Needs tshark. Usage: scripts/sample-truth.py"""
-import binascii, glob, hashlib, json, os, subprocess
+import binascii, bisect, glob, hashlib, json, os, subprocess
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SAMPLES = os.path.join(HERE, "..", "samples")
+
+# How each sample frames its messages; "spec" is the framescope SPEC the tests use.
+FRAMING = {
+    "im-varint.pcap": {"spec": "varint", "kind": "varint"},
+    "im-varint-ipv6.pcap": {"spec": "varint", "kind": "varint"},
+    "lines-crlf.pcap": {"spec": "delimiter", "kind": "delimiter", "delimiter": b"\r\n"},
+    "seed-0xff-command.pcap": {"spec": "length:offset=4,width=4,magic=000000ff,type=8:4", "kind": "length", "offset": 4, "width": 4, "add": 8, "magic": b"\0\0\0\xff", "ascii": False},
+    "seed-7byte-header.pcap": {"spec": "length:offset=5,width=2,type=2:2", "kind": "length", "offset": 5, "width": 2, "add": 7, "ascii": False},
+    "seed-ascii10-header.pcap": {"spec": "length:offset=6,width=4,encoding=ascii", "kind": "length", "offset": 6, "width": 4, "add": 10, "ascii": True},
+    "seed-v01-header.pcap": {"spec": "length:offset=4,width=8,encoding=ascii,adjust=-12,magic=56302e31,type=12:8", "kind": "length", "offset": 4, "width": 8, "add": 0, "magic": b"V0.1", "ascii": True},
+    "seed-8byte-header.pcap": {"spec": "length:offset=4,width=4", "kind": "length", "offset": 4, "width": 4, "add": 8, "ascii": False},
+}
 
 
 def follow(path, stream):
     out = subprocess.run(["tshark", "-r", path, "-q", "-d", "tcp.port==0-65535,data", "-z", "follow,tcp,raw,%d" % stream],
                          capture_output=True, text=True, check=True).stdout
-    nodes, data = {}, {0: b"", 1: b""}
+    nodes, records = {}, {0: [], 1: []}
     body = False
     for line in out.splitlines():
         if line.startswith("Node 0:") or line.startswith("Node 1:"):
@@ -20,21 +37,106 @@ def follow(path, stream):
             continue
         if not body or not line.strip() or line.startswith("="):
             continue
-        direction = 1 if line.startswith("\t") else 0
-        data[direction] += binascii.unhexlify(line.strip())
-    return nodes, data
+        records[1 if line.startswith("\t") else 0].append(binascii.unhexlify(line.strip()))
+    return nodes, records
+
+
+def frame_length(f, buf, off):
+    """Total length of the frame at off, None if incomplete, -1 if malformed."""
+    n = len(buf)
+    if f["kind"] == "varint":
+        value, shift = 0, 0
+        for i in range(5):
+            if off + i >= n:
+                return None
+            b = buf[off + i]
+            value |= (b & 0x7F) << shift
+            shift += 7
+            if not b & 0x80:
+                return i + 1 + value
+        return -1
+    if f["kind"] == "delimiter":
+        i = buf.find(f["delimiter"], off)
+        return None if i < 0 else i + len(f["delimiter"]) - off
+    magic = f.get("magic", b"")
+    if buf[off:off + len(magic)] != magic[:max(0, min(len(magic), n - off))]:
+        return -1
+    o, w = f["offset"], f["width"]
+    if off + o + w > n:
+        return None
+    field = buf[off + o:off + o + w]
+    if f["ascii"]:
+        if not field.isdigit():
+            return -1
+        value = int(field)
+    else:
+        value = int.from_bytes(field, "big")
+    total = value + f["add"]
+    return total if total >= o + w else -1
+
+
+def walk(f, buf):
+    pdus, malformed, skipped, off = [], 0, 0, 0
+    while off < len(buf):
+        L = frame_length(f, buf, off)
+        if L is None:
+            break
+        if L == -1:
+            malformed += 1
+            nxt = buf.find(f["magic"], off + 1) if f.get("magic") else -1
+            if nxt < 0:
+                skipped += len(buf) - off
+                off = len(buf)
+                break
+            skipped += nxt - off
+            off = nxt
+            continue
+        if off + L > len(buf):
+            break
+        pdus.append((off, L))
+        off += L
+    return pdus, malformed, skipped, len(buf) - off
+
+
+def stats(pdus, segment_lengths):
+    starts, pos = [], 0
+    for length in segment_lengths:
+        starts.append(pos)
+        pos += length
+    touching = [0] * len(starts)
+    partial = naive = 0
+    for start, length in pdus:
+        a = bisect.bisect_right(starts, start) - 1
+        b = bisect.bisect_right(starts, start + length - 1) - 1
+        if a != b:
+            partial += 1
+        if not (a == b and starts[a] == start):
+            naive += 1
+        for k in range(a, b + 1):
+            touching[k] += 1
+    return partial, sum(1 for t in touching if t >= 2), naive
 
 
 truth = {}
 for path in sorted(glob.glob(os.path.join(SAMPLES, "*.pcap*"))):
+    name = os.path.basename(path)
+    framing = FRAMING[name]
     streams = subprocess.run(["tshark", "-r", path, "-T", "fields", "-e", "tcp.stream"], capture_output=True, text=True, check=True).stdout.split()
     entries = []
     for stream in sorted(set(int(s) for s in streams if s)):
-        nodes, data = follow(path, stream)
+        nodes, records = follow(path, stream)
         for d, (src, dst) in ((0, (nodes[0], nodes[1])), (1, (nodes[1], nodes[0]))):
-            entries.append({"stream": stream, "from": src, "to": dst, "bytes": len(data[d]), "sha256": hashlib.sha256(data[d]).hexdigest()})
-    truth[os.path.basename(path)] = entries
+            data = b"".join(records[d])
+            pdus, malformed, skipped, trailing = walk(framing, data)
+            partial, merged, naive = stats(pdus, [len(r) for r in records[d]])
+            entries.append({"stream": stream, "from": src, "to": dst, "bytes": len(data), "sha256": hashlib.sha256(data).hexdigest(),
+                            "segments": len(records[d]), "messages": len(pdus), "partialMessages": partial, "mergedSegments": merged,
+                            "naiveReaderLoss": naive, "malformed": malformed, "undissectedBytes": skipped, "trailingIncompleteBytes": trailing})
+    truth[name] = {"spec": framing["spec"], "directions": entries}
 with open(os.path.join(SAMPLES, "truth.json"), "w") as f:
-    json.dump({"generated_by": subprocess.run(["tshark", "--version"], capture_output=True, text=True).stdout.splitlines()[0], "captures": truth}, f, indent=1, sort_keys=True)
+    json.dump({"generated_by": subprocess.run(["tshark", "--version"], capture_output=True, text=True).stdout.splitlines()[0],
+               "captures": truth}, f, indent=1, sort_keys=True)
     f.write("\n")
-print(json.dumps(truth, indent=1)[:1500])
+for name, t in truth.items():
+    for e in t["directions"]:
+        print(name, e["from"], "->", e["to"], {k: e[k] for k in ("bytes", "messages", "partialMessages", "mergedSegments", "naiveReaderLoss", "malformed", "undissectedBytes")})

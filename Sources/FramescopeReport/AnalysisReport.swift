@@ -15,7 +15,10 @@ public struct AnalysisReport: Codable, Sendable {
     public var warnings: [String]
 
     public struct Dissectors: Codable, Sendable {
+        /// The SPEC every connection without a per-port one uses (reusable on the command line).
         public var `default`: String?
+        /// Its preset or protocol-file name, or the SPEC again.
+        public var defaultName: String?
         public var byServerPort: [String: String]
     }
 
@@ -117,7 +120,7 @@ extension AnalysisReport {
         packets = flows.packets
         limits = flows.limits
         dissectors = Dissectors(
-            default: choice.byDefault?.text,
+            default: choice.byDefault?.text, defaultName: choice.byDefault?.name,
             byServerPort: Dictionary(uniqueKeysWithValues: choice.byServerPort.map { (String($0.key), $0.value.text) }))
         let analyses = analyzer.sortedConnections
         connections = analyses.map { Connection($0) }

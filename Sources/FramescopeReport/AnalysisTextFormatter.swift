@@ -8,7 +8,10 @@ public enum AnalysisTextFormatter {
         for warning in r.warnings { out += "warning: \(warning)\n" }
         if !r.warnings.isEmpty { out += "\n" }
         out += "\(r.totals.connections) connections, \(r.totals.dissectedConnections) dissected"
-        if let d = r.dissectors.default { out += " with \(d)" }
+        if let d = r.dissectors.default {
+            let name = r.dissectors.defaultName ?? d
+            out += name == d ? " with \(d)" : " with \(name) (\(d))"
+        }
         for (port, spec) in r.dissectors.byServerPort.sorted(by: { $0.key < $1.key }) { out += ", port \(port): \(spec)" }
         out += "; \(r.packets.total) packets\n\n"
         out += verdict("client → server", r.totals.clientToServer)

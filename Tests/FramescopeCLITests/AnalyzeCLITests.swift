@@ -1,0 +1,96 @@
+import Foundation
+import Testing
+
+@Suite struct AnalyzeCLITests {
+    let cli = CLITests()
+    static let samples = CLITests.root.appendingPathComponent("samples")
+
+    @Test func analyzePrintsTheVerdictFirst() throws {
+        let result = try cli.run(["analyze", CLITests.sample, "--dissector", "varint"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let lines = result.stdout.split(separator: "\n").map(String.init)
+        #expect(lines[0].hasPrefix("1 connections, 1 dissected with varint"))
+        #expect(result.stdout.contains("server → client: 200 messages"))
+        #expect(result.stdout.contains("a one-read-one-message receiver would lose"))
+        #expect(result.stdout.contains("arrive split across segments"))
+        #expect(!result.stdout.contains("warning:"))
+    }
+
+    @Test func malformedHeadersComeWithEvidence() throws {
+        let path = Self.samples.appendingPathComponent("seed-0xff-command.pcap").path
+        let result = try cli.run(["analyze", path, "--dissector", "length:offset=4,width=4,magic=000000ff,type=8:4"])
+        #expect(result.status == 0)
+        #expect(result.stdout.contains("2 malformed (bad-magic 2)"))
+        #expect(result.stdout.contains("malformed (bad-magic): #0"))
+        #expect(result.stdout.contains("wireshark: tcp.stream == 0 && frame.number == "))
+        #expect(result.stdout.contains("bytes: ff 00 00 00"))  // the host-order 0xff of seed 002
+    }
+
+    @Test func jsonReportFollowsTheSchema() throws {
+        let result = try cli.run(["analyze", CLITests.sample, "--dissector", "varint", "--format", "json"])
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        #expect(json["schema"] as? String == "framescope.report/1")
+        let direction = try #require(((json["connections"] as? [[String: Any]])?.first?["directions"] as? [[String: Any]])?.last)
+        for key in ["from", "to", "bytes", "segments", "messages", "partialMessages", "mergedSegments", "naiveReaderLoss", "malformed", "incompleteAtEnd", "gapBytes"] {
+            #expect(direction[key] != nil, "direction.\(key)")
+        }
+        #expect(direction["messages"] as? Int == 200)
+        // Validated against docs/report.schema.json when python3-jsonschema is there.
+        let check = Process()
+        check.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        let schema = CLITests.root.appendingPathComponent("docs/report.schema.json").path
+        let script = "import json,sys\ntry:\n import jsonschema\nexcept ImportError:\n print('SKIP schema validation: python3 jsonschema missing'); sys.exit(0)\njsonschema.validate(json.load(sys.stdin), json.load(open(sys.argv[1])))\nprint('schema ok')"
+        check.arguments = ["python3", "-c", script, schema]
+        let input = Pipe(), output = Pipe()
+        check.standardInput = input
+        check.standardOutput = output
+        check.standardError = output
+        try check.run()
+        input.fileHandleForWriting.write(Data(result.stdout.utf8))
+        try input.fileHandleForWriting.close()
+        let said = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        check.waitUntilExit()
+        print(said)
+        #expect(check.terminationStatus == 0, "\(said)")
+    }
+
+    @Test func messagesFileHasOneLinePerMessage() throws {
+        let out = NSTemporaryDirectory() + "framescope-\(UUID().uuidString).ndjson"
+        let result = try cli.run(["analyze", CLITests.sample, "--dissector", "varint", "--messages", out, "--format", "json"])
+        #expect(result.status == 0)
+        let lines = try String(contentsOfFile: out, encoding: .utf8).split(separator: "\n")
+        #expect(lines.count == 220)
+        let first = try #require(try JSONSerialization.jsonObject(with: Data(lines[0].utf8)) as? [String: Any])
+        for key in ["connection", "direction", "offset", "length", "type", "firstFrame", "lastFrame", "segments"] { #expect(first[key] != nil) }
+    }
+
+    @Test func perPortDissectorsAndProtocolFiles() throws {
+        let dir = NSTemporaryDirectory() + "framescope-proto-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let yaml = dir + "/im.yaml"
+        try "name: im-gateway\nspec: length:offset=4,width=4,magic=000000ff,type=8:4\ntypes:\n  100: login\n  101: chat\n".write(toFile: yaml, atomically: true, encoding: .utf8)
+        let json = dir + "/im.json"
+        try #"{"name": "im-json", "framing": "length", "offset": 4, "width": 4, "magic": "000000ff", "type": "8:4"}"#.write(toFile: json, atomically: true, encoding: .utf8)
+        let path = Self.samples.appendingPathComponent("seed-0xff-command.pcap").path
+        let viaYAML = try cli.run(["analyze", path, "--dissector", "7010=@\(yaml)", "--format", "json"])
+        #expect(viaYAML.status == 0, "\(viaYAML.stderr)")
+        #expect(viaYAML.stdout.contains("\"login\"") && viaYAML.stdout.contains("\"dissector\" : \"im-gateway\""))
+        let viaJSON = try cli.run(["analyze", path, "--dissector", "@\(json)"])
+        #expect(viaJSON.stdout.contains("with im-json"))
+        let otherPort = try cli.run(["analyze", path, "--dissector", "9999=varint"])
+        #expect(otherPort.stdout.contains("no connection matched a dissector"))
+    }
+
+    @Test(arguments: [
+        (["--dissector", "length:offset=x"], "'offset=x' in 'length:offset=x': expected a whole number"),
+        (["--dissector", "preset:nope"], "unknown preset 'nope'"),
+        (["--dissector", "@/nonexistent/proto.yaml"], "protocol file '/nonexistent/proto.yaml': cannot read it"),
+        ([], "give --dissector SPEC"),
+    ])
+    func badSpecsGiveOneClearLine(arguments: [String], message: String) throws {
+        let result = try cli.run(["analyze", CLITests.sample] + arguments)
+        #expect(result.status == 64)
+        #expect(result.stderr.contains(message), "\(result.stderr)")
+        #expect(result.stderr.hasPrefix("Error: "))
+    }
+}
