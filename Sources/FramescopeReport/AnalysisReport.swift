@@ -185,9 +185,15 @@ extension AnalysisReport.Connection {
     }
 }
 
-/// A type value as text: its name from the protocol file, else decimal.
+/// A type value as text: its name from the protocol file; ASCII when it is two or more
+/// printable bytes (a type field of digits or letters, like the V0.1 header's); else decimal.
 func typeLabel(_ value: UInt64, names: [UInt64: String]) -> String {
-    names[value] ?? String(value)
+    if let name = names[value] { return name }
+    let bytes = (0..<8).map { UInt8(truncatingIfNeeded: value >> (56 - 8 * UInt64($0))) }.drop { $0 == 0 }
+    if bytes.count >= 2 && bytes.allSatisfy({ (0x20...0x7E).contains($0) }) {
+        return "\"" + String(decoding: bytes, as: UTF8.self) + "\""
+    }
+    return String(value)
 }
 
 extension AnalysisReport.Figures {

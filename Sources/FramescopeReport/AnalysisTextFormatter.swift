@@ -18,6 +18,7 @@ public enum AnalysisTextFormatter {
         out += verdict("server → client", r.totals.serverToClient)
         out += "\n"
         out += connectionTable(r)
+        out += types(r)
         out += worst(r)
         out += evidence(r)
         return out
@@ -60,6 +61,19 @@ public enum AnalysisTextFormatter {
             }
         }
         return table.render()
+    }
+
+    /// Message counts per type value, for dissectors with `type=`.
+    private static func types(_ r: AnalysisReport) -> String {
+        var s = ""
+        for c in r.connections {
+            for d in c.directions {
+                guard let types = d.messageTypes, !types.isEmpty else { continue }
+                let top = types.sorted { ($0.value, $1.key) > ($1.value, $0.key) }.prefix(12).map { "\($0.key) ×\($0.value)" }
+                s += "  #\(c.id) \(d.from) → \(d.to): " + top.joined(separator: ", ") + (types.count > 12 ? ", …" : "") + "\n"
+            }
+        }
+        return s.isEmpty ? "" : "\nmessage types:\n" + s
     }
 
     private static func worst(_ r: AnalysisReport) -> String {
