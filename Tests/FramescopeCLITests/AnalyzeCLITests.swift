@@ -85,12 +85,20 @@ import Testing
         (["--dissector", "length:offset=x"], "'offset=x' in 'length:offset=x': expected a whole number"),
         (["--dissector", "preset:nope"], "unknown preset 'nope'"),
         (["--dissector", "@/nonexistent/proto.yaml"], "protocol file '/nonexistent/proto.yaml': cannot read it"),
-        ([], "give --dissector SPEC"),
+        (["--dissector", "varint", "--dissector", "lines"], "--dissector given twice without a port"),
     ])
     func badSpecsGiveOneClearLine(arguments: [String], message: String) throws {
         let result = try cli.run(["analyze", CLITests.sample] + arguments)
         #expect(result.status == 64)
+        #expect(result.stderr == "framescope: \(result.stderr.dropFirst("framescope: ".count))")
         #expect(result.stderr.contains(message), "\(result.stderr)")
-        #expect(result.stderr.hasPrefix("Error: "))
+        #expect(result.stderr.split(separator: "\n").count == 1)
+        #expect(result.stdout.isEmpty)
+    }
+
+    @Test func aMissingDissectorIsAUsageError() throws {
+        let result = try cli.run(["analyze", CLITests.sample])
+        #expect(result.status == 64)
+        #expect(result.stderr.contains("give --dissector SPEC"))
     }
 }

@@ -35,7 +35,7 @@ extension Framescope {
         }
 
         func run() throws {
-            let choice = try dissectors.choice()
+            let choice = try dissectors.choiceOrExit()
             var analyzer = Analyzer(choice: choice)
             let writer = try messages.map { try MessageWriter(path: $0) }
             if let writer { analyzer.onMessage = { writer.write($0) } }

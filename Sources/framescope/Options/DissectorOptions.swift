@@ -37,19 +37,25 @@ struct DissectorOptions: ParsableArguments {
             } else if choice.byDefault == nil {
                 choice.byDefault = spec
             } else {
-                throw ValidationError("--dissector given twice without a port: use PORT=SPEC for the second")
+                throw SpecError("--dissector given twice without a port: use PORT=SPEC for the second")
             }
         }
         return choice
     }
 
-    static func parse(_ text: String) throws -> DissectorSpec {
+    /// The choice, or one line on standard error and exit status 64.
+    func choiceOrExit() throws -> DissectorChoice {
         do {
-            if text.hasPrefix("@") { return try ProtocolFile.load(String(text.dropFirst())) }
-            return try DissectorSpec(parsing: text)
+            return try choice()
         } catch let error as SpecError {
-            throw ValidationError(error.description)
+            writeError("framescope: \(error.description)\n")
+            throw ExitCode(64)
         }
+    }
+
+    static func parse(_ text: String) throws -> DissectorSpec {
+        if text.hasPrefix("@") { return try ProtocolFile.load(String(text.dropFirst())) }
+        return try DissectorSpec(parsing: text)
     }
 }
 
