@@ -222,7 +222,7 @@ extension AnalysisReport.Figures {
         preambleBytes = a.preambleBytes
         resyncs = a.resyncs
         stopped = a.stopped
-        assemblyLatency = .init(nanoseconds: a.assemblyLatencyNanoseconds)
+        assemblyLatency = .init(microseconds: a.assemblyLatencyMicroseconds)
         segmentsOverMSS = a.segmentsOverMSS
     }
 }
@@ -233,8 +233,8 @@ extension AnalysisReport.Distribution {
             min: h.count == 0 ? 0 : Double(h.minimum), p50: Double(h.quantile(0.5)), p99: Double(h.quantile(0.99)), max: Double(h.maximum))
     }
 
-    init(nanoseconds h: QuantileHistogram) {
-        func s(_ v: Int64) -> Double { (Double(v) / 1e3).rounded() / 1e6 }
+    init(microseconds h: QuantileHistogram) {
+        func s(_ v: Int64) -> Double { Double(v) / 1e6 }
         self.init(min: h.count == 0 ? 0 : s(h.minimum), p50: s(h.quantile(0.5)), p99: s(h.quantile(0.99)), max: s(h.maximum))
     }
 }

@@ -27,8 +27,8 @@ public struct DirectionAnalysis: Sendable, Equatable {
     /// Resynchronisations that found frames again, and directions given up.
     public var resyncs = 0
     public var stopped = false
-    /// Time from a message's first to its last segment.
-    public var assemblyLatencyNanoseconds = QuantileHistogram()
+    /// Time from a message's first to its last segment, in microseconds.
+    public var assemblyLatencyMicroseconds = QuantileHistogram()
     /// Segments longer than the MSS the receiver announced (offload super-segments).
     public var segmentsOverMSS = 0
 
@@ -53,7 +53,7 @@ public struct DirectionAnalysis: Sendable, Equatable {
         undissectedBytes += o.undissectedBytes
         preambleBytes += o.preambleBytes
         resyncs += o.resyncs
-        assemblyLatencyNanoseconds.merge(o.assemblyLatencyNanoseconds)
+        assemblyLatencyMicroseconds.merge(o.assemblyLatencyMicroseconds)
         segmentsOverMSS += o.segmentsOverMSS
     }
 }

@@ -263,7 +263,7 @@ struct DirectionAnalyzer {
         analysis.segmentsPerMessage.add(m.segments)
         if m.segments >= 2 { analysis.partialMessages += 1 }
         if !(m.atSegmentStart && m.segments == 1) { analysis.naiveReaderLoss += 1 }
-        analysis.assemblyLatencyNanoseconds.add(segment!.timestamp.nanoseconds - m.firstTimestamp.nanoseconds)
+        analysis.assemblyLatencyMicroseconds.add((segment!.timestamp.nanoseconds - m.firstTimestamp.nanoseconds) / 1000)
         if log.recordMessages {
             log.messages.append(
                 MessageRecord(

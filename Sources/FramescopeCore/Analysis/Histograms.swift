@@ -2,14 +2,16 @@
 /// `limit - 1`, the rest in the last bucket; the maximum is kept exactly.
 public struct CountHistogram: Sendable, Equatable {
     public static let limit = 64
-    public private(set) var buckets = [Int](repeating: 0, count: CountHistogram.limit)
+    public private(set) var buckets: [Int] = []
     public private(set) var maximum = 0
     public private(set) var total = 0
 
     public init() {}
 
     public mutating func add(_ value: Int) {
-        buckets[min(value, Self.limit - 1)] += 1
+        let index = min(value, Self.limit - 1)
+        if index >= buckets.count { buckets += [Int](repeating: 0, count: index + 1 - buckets.count) }
+        buckets[index] += 1
         maximum = max(maximum, value)
         total += 1
     }
@@ -20,19 +22,21 @@ public struct CountHistogram: Sendable, Equatable {
     }
 
     public mutating func merge(_ other: CountHistogram) {
-        for i in buckets.indices { buckets[i] += other.buckets[i] }
+        if other.buckets.count > buckets.count { buckets += [Int](repeating: 0, count: other.buckets.count - buckets.count) }
+        for i in other.buckets.indices { buckets[i] += other.buckets[i] }
         maximum = max(maximum, other.maximum)
         total += other.total
     }
 }
 
-/// Quantiles of non-negative values in fixed memory: values below 128 exactly, above in
+/// Quantiles of non-negative values in bounded memory: values below 128 exactly, above in
 /// 64 log-linear sub-buckets per power of two (quantiles within 1/64 of the true value,
-/// rounded down); minimum and maximum exact.
+/// rounded down); minimum and maximum exact. Buckets grow only up to the largest value seen,
+/// so a direction of small messages costs a few hundred bytes.
 public struct QuantileHistogram: Sendable, Equatable {
     private static let linear = 128
     private static let subBuckets = 64
-    private var buckets = [Int](repeating: 0, count: 128 + 57 * 64)
+    private var buckets: [UInt32] = []
     public private(set) var count = 0
     public private(set) var minimum: Int64 = .max
     public private(set) var maximum: Int64 = 0
@@ -42,7 +46,9 @@ public struct QuantileHistogram: Sendable, Equatable {
 
     public mutating func add(_ value: Int64) {
         let v = max(0, value)
-        buckets[Self.bucket(v)] += 1
+        let index = Self.bucket(v)
+        if index >= buckets.count { buckets += [UInt32](repeating: 0, count: index + 1 - buckets.count) }
+        buckets[index] &+= 1
         count += 1
         minimum = min(minimum, v)
         maximum = max(maximum, v)
@@ -51,7 +57,8 @@ public struct QuantileHistogram: Sendable, Equatable {
 
     public mutating func merge(_ other: QuantileHistogram) {
         guard other.count > 0 else { return }
-        for i in buckets.indices { buckets[i] += other.buckets[i] }
+        if other.buckets.count > buckets.count { buckets += [UInt32](repeating: 0, count: other.buckets.count - buckets.count) }
+        for i in other.buckets.indices { buckets[i] &+= other.buckets[i] }
         count += other.count
         minimum = min(minimum, other.minimum)
         maximum = max(maximum, other.maximum)
@@ -64,7 +71,7 @@ public struct QuantileHistogram: Sendable, Equatable {
         let rank = max(1, Int((q * Double(count)).rounded(.up)))
         var seen = 0
         for (i, n) in buckets.enumerated() where n > 0 {
-            seen += n
+            seen += Int(n)
             if seen >= rank { return min(max(Self.lowerBound(i), minimum), maximum) }
         }
         return maximum
