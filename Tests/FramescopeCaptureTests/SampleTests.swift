@@ -32,27 +32,6 @@ import Testing
     static let samples = repositoryRoot.appendingPathComponent("samples")
     static let truth = try! JSONDecoder().decode(Truth.self, from: Data(contentsOf: samples.appendingPathComponent("truth.json")))
 
-    struct Both: StreamSink {
-        var hashing = HashingSink()
-        var analyzer: Analyzer
-        mutating func connectionOpened(_ c: ConnectionInfo) {
-            hashing.connectionOpened(c)
-            analyzer.connectionOpened(c)
-        }
-        mutating func data(_ chunk: StreamChunk) {
-            hashing.data(chunk)
-            analyzer.data(chunk)
-        }
-        mutating func gap(_ gap: StreamGap) {
-            hashing.gap(gap)
-            analyzer.gap(gap)
-        }
-        mutating func connectionClosed(_ s: ConnectionSummary) {
-            hashing.connectionClosed(s)
-            analyzer.connectionClosed(s)
-        }
-    }
-
     @Test func thereIsASampleForEverySeedProtocol() {
         #expect(Self.truth.captures.count >= 8)
         for seed in ["seed-0xff-command", "seed-7byte-header", "seed-ascii10-header", "seed-v01-header", "seed-8byte-header", "im-varint"] {
@@ -65,10 +44,10 @@ import Testing
         let capture = Self.truth.captures[name]!
         let spec = try DissectorSpec(parsing: capture.spec)
         let (table, reader) = try analyze(
-            [Self.samples.appendingPathComponent(name).path], sink: Both(analyzer: Analyzer(choice: DissectorChoice(byDefault: spec))))
+            [Self.samples.appendingPathComponent(name).path], sink: SinkPair(HashingSink(), Analyzer(choice: DissectorChoice(byDefault: spec))))
         #expect(reader.errors.isEmpty)
         var figures: [String: (DirectionAnalysis, DirectionStatistics)] = [:]
-        for c in table.sink.analyzer.connections {
+        for c in table.sink.second.connections {
             for d in FramescopeCore.Direction.allCases {
                 let (from, to) = d == .clientToServer ? (c.summary.info.client, c.summary.info.server) : (c.summary.info.server, c.summary.info.client)
                 figures["\(from)>\(to)"] = (c.directions[d.rawValue], c.summary[d])
@@ -76,7 +55,7 @@ import Testing
         }
         for entry in capture.directions {
             let key = "\(entry.from)>\(entry.to)", place = "\(name) \(entry.from) → \(entry.to)"
-            let stream = table.sink.hashing.streams[key]
+            let stream = table.sink.first.streams[key]
             #expect(stream?.bytes == entry.bytes && stream?.sha256 == entry.sha256, "\(place): bytes differ from tshark")
             let (a, s) = try #require(figures[key])
             #expect(s.segments == entry.segments, "\(place): segments")

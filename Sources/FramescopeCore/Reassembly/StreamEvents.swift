@@ -76,3 +76,39 @@ extension StreamSink {
     public mutating func gap(_ gap: StreamGap) {}
     public mutating func conflict(_ conflict: StreamConflict) {}
 }
+
+/// Two sinks fed the same events, in order: `first`, then `second`.
+public struct SinkPair<First: StreamSink, Second: StreamSink>: StreamSink {
+    public var first: First
+    public var second: Second
+
+    public init(_ first: First, _ second: Second) {
+        self.first = first
+        self.second = second
+    }
+
+    public mutating func connectionOpened(_ connection: ConnectionInfo) {
+        first.connectionOpened(connection)
+        second.connectionOpened(connection)
+    }
+
+    public mutating func data(_ chunk: StreamChunk) {
+        first.data(chunk)
+        second.data(chunk)
+    }
+
+    public mutating func gap(_ gap: StreamGap) {
+        first.gap(gap)
+        second.gap(gap)
+    }
+
+    public mutating func conflict(_ conflict: StreamConflict) {
+        first.conflict(conflict)
+        second.conflict(conflict)
+    }
+
+    public mutating func connectionClosed(_ summary: ConnectionSummary) {
+        first.connectionClosed(summary)
+        second.connectionClosed(summary)
+    }
+}

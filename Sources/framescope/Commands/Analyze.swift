@@ -19,11 +19,7 @@ extension Framescope {
         @OptionGroup var dissectors: DissectorOptions
         @OptionGroup(title: "Reassembly limits") var limits: LimitOptions
 
-        @Option(help: "Output format.")
-        var format: OutputFormat = .text
-
-        @Option(name: [.customShort("o"), .long], help: "Write the report to this file instead of standard output.")
-        var output: String?
+        @OptionGroup(title: "Output") var out: OutputOptions
 
         @Option(help: ArgumentHelp("Also write one JSON line per message to this file.", valueName: "file.ndjson"))
         var messages: String?
@@ -39,36 +35,15 @@ extension Framescope {
             var analyzer = Analyzer(choice: choice)
             let writer = try messages.map { try MessageWriter(path: $0) }
             if let writer { analyzer.onMessage = { writer.write($0) } }
-            var pipeline = try Pipeline(input: input, limits: limits, sink: Tee(analyzer: analyzer))
+            var pipeline = try Pipeline(input: input, limits: limits, sink: SinkPair(analyzer, FlowsCollector()))
             let errors = pipeline.run()
             try writer?.close()
-            let tee = pipeline.table.sink
-            let flows = FlowsReport(collector: tee.flows, table: pipeline.table, inputs: pipeline.inputs)
-            let report = AnalysisReport(analyzer: tee.analyzer, table: pipeline.table, flows: flows, choice: choice)
-            switch format {
-            case .json: try emit(JSONOutput.encode(report), to: output)
-            case .text: try emit(AnalysisTextFormatter.render(report), to: output)
-            }
+            let sinks = pipeline.table.sink
+            let flows = FlowsReport(collector: sinks.second, table: pipeline.table, inputs: pipeline.inputs)
+            let report = AnalysisReport(analyzer: sinks.first, table: pipeline.table, flows: flows, choice: choice)
+            try out.write(report, text: AnalysisTextFormatter.render)
             try finish(with: errors)
         }
-    }
-}
-
-/// Feeds both the analyzer and the flows collector (for the input and limits sections).
-struct Tee: StreamSink {
-    var analyzer: Analyzer
-    var flows = FlowsCollector()
-
-    mutating func connectionOpened(_ connection: ConnectionInfo) { analyzer.connectionOpened(connection) }
-    mutating func data(_ chunk: StreamChunk) { analyzer.data(chunk) }
-    mutating func gap(_ gap: StreamGap) {
-        analyzer.gap(gap)
-        flows.gap(gap)
-    }
-    mutating func conflict(_ conflict: StreamConflict) { flows.conflict(conflict) }
-    mutating func connectionClosed(_ summary: ConnectionSummary) {
-        analyzer.connectionClosed(summary)
-        flows.connectionClosed(summary)
     }
 }
 

@@ -16,20 +16,13 @@ extension Framescope {
         @OptionGroup var input: InputOptions
         @OptionGroup(title: "Reassembly limits") var limits: LimitOptions
 
-        @Option(help: "Output format.")
-        var format: OutputFormat = .text
-
-        @Option(name: [.customShort("o"), .long], help: "Write the report to this file instead of standard output.")
-        var output: String?
+        @OptionGroup(title: "Output") var out: OutputOptions
 
         func run() throws {
             var pipeline = try Pipeline(input: input, limits: limits, sink: FlowsCollector())
             let errors = pipeline.run()
             let report = FlowsReport(collector: pipeline.table.sink, table: pipeline.table, inputs: pipeline.inputs)
-            switch format {
-            case .json: try emit(JSONOutput.encode(report), to: output)
-            case .text: try emit(FlowsTextFormatter.render(report), to: output)
-            }
+            try out.write(report, text: FlowsTextFormatter.render)
             try finish(with: errors)
         }
     }

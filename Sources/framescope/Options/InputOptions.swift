@@ -1,6 +1,7 @@
 import ArgumentParser
 import FramescopeCapture
 import FramescopeCore
+import FramescopeReport
 
 /// Inputs shared by every command that reads captures.
 struct InputOptions: ParsableArguments {
@@ -74,4 +75,21 @@ struct ByteSize: ExpressibleByArgument, Sendable {
 
 enum OutputFormat: String, ExpressibleByArgument, CaseIterable {
     case text, json
+}
+
+/// `--format` and `--output` of the report commands.
+struct OutputOptions: ParsableArguments {
+    @Option(help: "Output format.")
+    var format: OutputFormat = .text
+
+    @Option(name: [.customShort("o"), .long], help: "Write the report to this file instead of standard output.")
+    var output: String?
+
+    /// Writes `report` as JSON, or as text rendered by `text`.
+    func write<Report: Encodable>(_ report: Report, text: (Report) -> String) throws {
+        switch format {
+        case .json: try emit(JSONOutput.encode(report), to: output)
+        case .text: try emit(text(report), to: output)
+        }
+    }
 }
