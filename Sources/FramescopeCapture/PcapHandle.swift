@@ -8,8 +8,11 @@ import Glibc
 /// The only file that calls libpcap. Everything else sees Swift types.
 final class PcapHandle {
     private let handle: OpaquePointer
-    /// Set when reading standard input; closed by `pcap_close`.
+    /// The file, `-` for standard input, or the interface.
     let path: String
+    /// Nanoseconds per unit of `tv_usec`: 1 at nanosecond precision, 1000 where a device
+    /// only gives microseconds.
+    private(set) var fractionScale: Int64 = 1
 
     private init(handle: OpaquePointer, path: String) {
         self.handle = handle
@@ -31,6 +34,83 @@ final class PcapHandle {
 
     var linkType: LinkType { LinkType(rawValue: pcap_datalink(handle)) }
 
+    // MARK: Live capture
+
+    /// `pcap_create` + options + `pcap_activate`, nanosecond timestamps where the device has them.
+    static func openLive(_ o: LiveCaptureOptions) -> Result<PcapHandle, LiveFailure> {
+        var errorBuffer = [CChar](repeating: 0, count: Int(PCAP_ERRBUF_SIZE) + 1)
+        guard let created = pcap_create(o.interface, &errorBuffer) else {
+            return .failure(LiveFailure(code: 0, message: errorBuffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }))
+        }
+        let handle = PcapHandle(handle: created, path: o.interface)
+        pcap_set_snaplen(created, Int32(o.snapLength))
+        pcap_set_promisc(created, o.promiscuous ? 1 : 0)
+        pcap_set_timeout(created, Int32(o.timeoutMilliseconds))
+        pcap_set_immediate_mode(created, o.immediate ? 1 : 0)
+        if let size = o.bufferSize { pcap_set_buffer_size(created, Int32(clamping: size)) }
+        _ = pcap_set_tstamp_precision(created, Int32(PCAP_TSTAMP_PRECISION_NANO))
+        let status = pcap_activate(created)
+        if status < 0 {
+            let detail = status == PCAP_ERROR ? String(cString: pcap_geterr(created)) : String(cString: pcap_statustostr(status))
+            return .failure(LiveFailure(code: status, message: detail))
+        }
+        handle.fractionScale = pcap_get_tstamp_precision(created) == Int32(PCAP_TSTAMP_PRECISION_NANO) ? 1 : 1000
+        return .success(handle)
+    }
+
+    /// Compiles `expression` for this handle and installs it (in the kernel where it can).
+    func setFilter(_ expression: String) -> String? {
+        var program = bpf_program()
+        guard pcap_compile(handle, &program, expression, 1, PCAP_NETMASK_UNKNOWN) == 0 else {
+            return String(cString: pcap_geterr(handle))
+        }
+        defer { pcap_freecode(&program) }
+        return pcap_setfilter(handle, &program) == 0 ? nil : String(cString: pcap_geterr(handle))
+    }
+
+    /// Packets received and dropped so far (`pcap_stats`).
+    func statistics() -> CaptureStatistics? {
+        var stats = pcap_stat()
+        guard pcap_stats(handle, &stats) == 0 else { return nil }
+        return CaptureStatistics(received: Int(stats.ps_recv), kernelDrops: Int(stats.ps_drop), interfaceDrops: Int(stats.ps_ifdrop))
+    }
+
+    /// Makes a blocked `pcap_next_ex` return; safe from a signal handler.
+    func breakLoop() { pcap_breakloop(handle) }
+
+    /// A savefile writer for this handle's link type (`pcap_dump_open`).
+    func openDump(path: String) -> Result<PcapDumper, PcapFailure> {
+        guard let dumper = pcap_dump_open(handle, path) else { return .failure(PcapFailure(message: String(cString: pcap_geterr(handle)))) }
+        return .success(PcapDumper(dumper: dumper, fractionScale: fractionScale))
+    }
+
+    /// Capture interfaces (`pcap_findalldevs`).
+    static func interfaces() -> Result<[CaptureInterface], PcapFailure> {
+        var list: UnsafeMutablePointer<pcap_if_t>?
+        var errorBuffer = [CChar](repeating: 0, count: Int(PCAP_ERRBUF_SIZE) + 1)
+        guard pcap_findalldevs(&list, &errorBuffer) == 0 else {
+            return .failure(PcapFailure(message: errorBuffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }))
+        }
+        defer { pcap_freealldevs(list) }
+        var result: [CaptureInterface] = []
+        var device = list
+        while let d = device?.pointee {
+            var addresses: [String] = []
+            var address = d.addresses
+            while let a = address?.pointee {
+                if let text = a.addr.flatMap(socketAddressText) { addresses.append(text) }
+                address = a.next
+            }
+            result.append(
+                CaptureInterface(
+                    name: String(cString: d.name), description: d.description.map { String(cString: $0) },
+                    addresses: addresses, isUp: d.flags & UInt32(PCAP_IF_UP) != 0,
+                    isRunning: d.flags & UInt32(PCAP_IF_RUNNING) != 0, isLoopback: d.flags & UInt32(PCAP_IF_LOOPBACK) != 0))
+            device = d.next
+        }
+        return .success(result)
+    }
+
     enum Next {
         case packet
         case end
@@ -45,7 +125,7 @@ final class PcapHandle {
         case 1:
             let h = header!.pointee
             let packetHeader = PacketHeader(
-                timestamp: Timestamp(seconds: Int64(h.ts.tv_sec), nanoseconds: Int64(h.ts.tv_usec)),
+                timestamp: Timestamp(seconds: Int64(h.ts.tv_sec), nanoseconds: Int64(h.ts.tv_usec) * fractionScale),
                 captureLength: Int(h.caplen), originalLength: Int(h.len))
             body(packetHeader, UnsafeRawBufferPointer(start: data, count: Int(h.caplen)))
             return .packet
@@ -64,6 +144,51 @@ final class PcapHandle {
     }
 }
 
+/// Writes packets to a pcap savefile (`pcap_dump`).
+final class PcapDumper {
+    private let dumper: OpaquePointer
+    /// As the handle's: the savefile has the handle's timestamp precision.
+    private let fractionScale: Int64
+
+    init(dumper: OpaquePointer, fractionScale: Int64) {
+        self.dumper = dumper
+        self.fractionScale = fractionScale
+    }
+
+    deinit { pcap_dump_close(dumper) }
+
+    func write(_ header: PacketHeader, _ bytes: UnsafeRawBufferPointer) {
+        var h = pcap_pkthdr()
+        let (seconds, fraction) = header.timestamp.nanoseconds.quotientAndRemainder(dividingBy: 1_000_000_000)
+        h.ts.tv_sec = Int(seconds)
+        h.ts.tv_usec = Int(fraction / fractionScale)
+        h.caplen = UInt32(header.captureLength)
+        h.len = UInt32(header.originalLength)
+        pcap_dump(UnsafeMutableRawPointer(dumper).assumingMemoryBound(to: UInt8.self), &h, bytes.baseAddress?.assumingMemoryBound(to: UInt8.self))
+    }
+
+    func flush() { pcap_dump_flush(dumper) }
+}
+
+/// `ip` or `[ipv6]` text of a sockaddr, nil for other families.
+private func socketAddressText(_ address: UnsafeMutablePointer<sockaddr>) -> String? {
+    var buffer = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN) + 1)
+    switch Int32(address.pointee.sa_family) {
+    case AF_INET:
+        return address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { a in
+            var ip = a.pointee.sin_addr
+            return inet_ntop(AF_INET, &ip, &buffer, socklen_t(buffer.count)).map { String(cString: $0) }
+        }
+    case AF_INET6:
+        return address.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { a in
+            var ip = a.pointee.sin6_addr
+            return inet_ntop(AF_INET6, &ip, &buffer, socklen_t(buffer.count)).map { String(cString: $0) }
+        }
+    default:
+        return nil
+    }
+}
+
 /// A record header, as libpcap or the pcapng fallback reader reports it.
 struct PacketHeader {
     var timestamp: Timestamp
@@ -73,6 +198,16 @@ struct PacketHeader {
 
 struct PcapFailure: Error {
     var message: String
+}
+
+struct LiveFailure: Error {
+    /// libpcap's status code (`PCAP_ERROR_PERM_DENIED`, …).
+    var code: Int32
+    var message: String
+
+    var isPermissionDenied: Bool { code == PCAP_ERROR_PERM_DENIED || code == PCAP_ERROR_PROMISC_PERM_DENIED }
+    var isNoSuchDevice: Bool { code == PCAP_ERROR_NO_SUCH_DEVICE }
+    var isInterfaceDown: Bool { code == PCAP_ERROR_IFACE_NOT_UP }
 }
 
 /// A BPF expression compiled by libpcap, once per link type it meets.

@@ -13,6 +13,18 @@ public struct AnalysisReport: Codable, Sendable {
     public var events: [Event]
     public var eventsTotal: Int
     public var warnings: [String]
+    /// Live captures only: the interface and what the kernel dropped.
+    public var capture: Capture?
+
+    public struct Capture: Codable, Sendable {
+        public var interface: String
+        public var filter: String?
+        public var packetsReceived: Int
+        public var kernelDrops: Int
+        public var interfaceDrops: Int
+        public var durationSeconds: Double
+        public var savedTo: String?
+    }
 
     public struct Dissectors: Codable, Sendable {
         /// The SPEC every connection without a per-port one uses (reusable on the command line).
@@ -25,6 +37,9 @@ public struct AnalysisReport: Codable, Sendable {
     public struct Totals: Codable, Sendable {
         public var connections: Int
         public var dissectedConnections: Int
+        /// Connections counted in the totals but not listed (long live captures keep only the
+        /// most recent ones).
+        public var foldedConnections: Int
         public var clientToServer: Figures
         public var serverToClient: Figures
         public var all: Figures
@@ -124,19 +139,32 @@ extension AnalysisReport {
             byServerPort: Dictionary(uniqueKeysWithValues: choice.byServerPort.map { (String($0.key), $0.value.text) }))
         let analyses = analyzer.sortedConnections
         connections = analyses.map { Connection($0) }
-        var perDirection = [DirectionAnalysis(), DirectionAnalysis()]
+        var perDirection = analyzer.folded
         for a in analyses where !a.directions.isEmpty {
             for d in Direction.allCases { perDirection[d.rawValue].merge(a.directions[d.rawValue]) }
         }
         var all = perDirection[0]
         all.merge(perDirection[1])
         totals = Totals(
-            connections: analyses.count, dissectedConnections: analyses.filter { $0.spec != nil }.count,
+            connections: analyses.count + analyzer.foldedConnections,
+            dissectedConnections: analyses.filter { $0.spec != nil }.count + analyzer.foldedConnections,
+            foldedConnections: analyzer.foldedConnections,
             clientToServer: Figures(perDirection[0]), serverToClient: Figures(perDirection[1]), all: Figures(all))
         let endpoints = Dictionary(uniqueKeysWithValues: analyses.map { ($0.summary.info.id, ($0.summary.info.client, $0.summary.info.server)) })
         events = analyzer.log.events.map { Event($0, endpoints: endpoints[$0.connection]) }
         eventsTotal = analyzer.log.total
         warnings = Self.warnings(analyses: analyses, limits: flows.limits, inputs: flows.inputs)
+    }
+
+    /// Adds a live capture's figures; drops go first among the warnings, because drops turn into gaps.
+    public mutating func setCapture(_ capture: Capture) {
+        self.capture = capture
+        let drops = capture.kernelDrops + capture.interfaceDrops
+        if drops > 0 {
+            warnings.insert(
+                "the capture dropped \(drops) packets (kernel \(capture.kernelDrops), interface \(capture.interfaceDrops)): "
+                    + "they show up as gaps and damaged messages; a larger --buffer-size or a narrower --filter helps", at: 0)
+        }
     }
 
     private static func warnings(analyses: [ConnectionAnalysis], limits: FlowsReport.Limits, inputs: [FlowsReport.Input]) -> [String] {

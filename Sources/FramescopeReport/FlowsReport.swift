@@ -127,7 +127,7 @@ extension FlowsReport {
         let summaries = collector.sortedConnections
         limits = Limits(
             peakBufferedBytes: context.peakBufferedBytes,
-            bufferLimitGaps: summaries.reduce(0) { $0 + $1.directions.reduce(0) { $0 + $1.bufferLimitGaps } },
+            bufferLimitGaps: context.bufferLimitGaps,
             globalLimitEvictions: context.globalLimitEvictions,
             connectionLimitEvictions: context.connectionLimitEvictions,
             directionsWithoutConflictCheck: context.directionsWithoutConflictCheck)

@@ -29,10 +29,29 @@ public struct Analyzer: StreamSink {
     public private(set) var connections: [ConnectionAnalysis] = []
     /// Called with every message in stream order, when set (`--messages`).
     public var onMessage: ((MessageRecord) -> Void)?
+    /// Finished connections kept for the report; older ones are folded into `folded` (long
+    /// live captures keep bounded memory).
+    public var maxRetainedConnections = Int.max
+    /// Totals of the finished connections no longer listed, per direction, and their number.
+    public private(set) var folded = [DirectionAnalysis(), DirectionAnalysis()]
+    public private(set) var foldedConnections = 0
 
     private struct Live {
+        var info: ConnectionInfo
         var spec: DissectorSpec
         var analyzers: [DirectionAnalyzer]
+    }
+
+    /// A connection still open, as the live view shows it.
+    public struct OpenConnection: Sendable {
+        public var info: ConnectionInfo
+        public var spec: DissectorSpec
+        public var directions: [DirectionAnalysis]
+    }
+
+    /// The dissected connections still open, with their figures so far.
+    public var openConnections: [OpenConnection] {
+        live.values.map { OpenConnection(info: $0.info, spec: $0.spec, directions: $0.analyzers.map(\.analysis)) }
     }
 
     private var live: [ConnectionID: Live] = [:]
@@ -42,7 +61,7 @@ public struct Analyzer: StreamSink {
     public mutating func connectionOpened(_ connection: ConnectionInfo) {
         guard let spec = choice.spec(for: connection) else { return }
         live[connection.id] = Live(
-            spec: spec,
+            info: connection, spec: spec,
             analyzers: Direction.allCases.map {
                 DirectionAnalyzer(dissector: spec.makeDissector(isClient: $0 == .clientToServer), connection: connection.id, direction: $0)
             })
@@ -64,6 +83,7 @@ public struct Analyzer: StreamSink {
     public mutating func connectionClosed(_ summary: ConnectionSummary) {
         guard var state = live.removeValue(forKey: summary.info.id) else {
             connections.append(ConnectionAnalysis(summary: summary, spec: nil, directions: []))
+            foldOldConnections()
             return
         }
         var directions: [DirectionAnalysis] = []
@@ -75,6 +95,19 @@ public struct Analyzer: StreamSink {
             directions.append(analysis)
         }
         connections.append(ConnectionAnalysis(summary: summary, spec: state.spec, directions: directions))
+        foldOldConnections()
+    }
+
+    /// Past `maxRetainedConnections`, the oldest quarter is folded into the totals in one go.
+    private mutating func foldOldConnections() {
+        let (threshold, overflow) = maxRetainedConnections.addingReportingOverflow(maxRetainedConnections / 4)
+        guard !overflow, connections.count > threshold else { return }
+        let count = connections.count - maxRetainedConnections
+        for old in connections.prefix(count) where !old.directions.isEmpty {
+            for d in Direction.allCases { folded[d.rawValue].merge(old.directions[d.rawValue]) }
+        }
+        foldedConnections += count
+        connections.removeFirst(count)
     }
 
     private mutating func deliverMessages() {

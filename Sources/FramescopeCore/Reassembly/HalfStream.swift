@@ -189,6 +189,7 @@ struct HalfStream {
         reason: GapReason, route: Route, context: inout ReassemblyContext, sink: inout Sink
     ) {
         guard hasPending else { return }
+        if reason == .bufferLimit && pending[head].offset > frontier { context.bufferLimitGaps += 1 }
         skip(pending[head].offset - frontier, reason: reason, route: route, sink: &sink)
         drain(route: route, context: &context, sink: &sink)
     }

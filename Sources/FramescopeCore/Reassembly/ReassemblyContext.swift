@@ -8,8 +8,10 @@ public struct ReassemblyContext: Sendable {
     public internal(set) var conflictWindowBytes = 0
     /// Directions that ran without a conflict window because the total was reached.
     public internal(set) var directionsWithoutConflictCheck = 0
-    /// Holes skipped because the global limit was reached, and their bytes.
+    /// Holes skipped because the global limit was reached.
     public internal(set) var globalLimitEvictions = 0
+    /// Holes skipped early because a buffer limit (per direction or global) was reached.
+    public internal(set) var bufferLimitGaps = 0
     /// Connections finalized early because `maxConnections` was reached.
     public internal(set) var connectionLimitEvictions = 0
 
