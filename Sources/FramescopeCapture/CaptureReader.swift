@@ -65,7 +65,7 @@ public struct CaptureReader {
             case .packet:
                 packets += 1
                 if packets & 0xFFFF == 0, let progress, let offset = handle.fileOffset { progress(number, offset) }
-            case .end:
+            case .end, .timeout:  // an offline handle never times out
                 summary.packets = packets
                 return nil
             case .failure(let failure):

@@ -80,6 +80,9 @@ public final class LiveCapture {
         }
         switch result {
         case .packet: return got ? .packet : .timeout
+        case .timeout:
+            handle.waitForPackets(milliseconds: options.timeoutMilliseconds)
+            return .timeout
         case .end: return .stopped
         case .failure(let f): return .failure(f.message)
         }

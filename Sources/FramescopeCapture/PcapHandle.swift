@@ -55,6 +55,9 @@ final class PcapHandle {
             return .failure(LiveFailure(code: status, message: detail))
         }
         handle.fractionScale = pcap_get_tstamp_precision(created) == Int32(PCAP_TSTAMP_PRECISION_NANO) ? 1 : 1000
+        // Non-blocking, waited on with poll(): on Linux (TPACKET_V3) a blocking read with no
+        // traffic never returns, whatever the timeout.
+        pcap_setnonblock(created, 1, &errorBuffer)
         return .success(handle)
     }
 
@@ -73,6 +76,17 @@ final class PcapHandle {
         var stats = pcap_stat()
         guard pcap_stats(handle, &stats) == 0 else { return nil }
         return CaptureStatistics(received: Int(stats.ps_recv), kernelDrops: Int(stats.ps_drop), interfaceDrops: Int(stats.ps_ifdrop))
+    }
+
+    /// Waits until packets may be ready or `milliseconds` pass (a signal ends the wait too).
+    func waitForPackets(milliseconds: Int) {
+        let fd = pcap_get_selectable_fd(handle)
+        guard fd >= 0 else {
+            usleep(useconds_t(milliseconds * 1000))
+            return
+        }
+        var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        _ = poll(&descriptor, 1, Int32(milliseconds))
     }
 
     /// Makes a blocked `pcap_next_ex` return; safe from a signal handler.
@@ -113,6 +127,8 @@ final class PcapHandle {
 
     enum Next {
         case packet
+        /// Live capture only: the read timeout passed without a packet.
+        case timeout
         case end
         case failure(PcapFailure)
     }
@@ -129,6 +145,8 @@ final class PcapHandle {
                 captureLength: Int(h.caplen), originalLength: Int(h.len))
             body(packetHeader, UnsafeRawBufferPointer(start: data, count: Int(h.caplen)))
             return .packet
+        case 0:
+            return .timeout
         case PCAP_ERROR_BREAK:
             return .end
         default:

@@ -19,11 +19,29 @@ public struct AnalysisReport: Codable, Sendable {
     public struct Capture: Codable, Sendable {
         public var interface: String
         public var filter: String?
+        /// Packets framescope read from the capture.
+        public var packetsCaptured: Int
+        /// What libpcap's `pcap_stats` says the kernel received (on Linux loopback each
+        /// packet is seen twice, once outgoing, which libpcap discards).
         public var packetsReceived: Int
         public var kernelDrops: Int
         public var interfaceDrops: Int
         public var durationSeconds: Double
         public var savedTo: String?
+
+        public init(
+            interface: String, filter: String?, packetsCaptured: Int, packetsReceived: Int, kernelDrops: Int, interfaceDrops: Int,
+            durationSeconds: Double, savedTo: String?
+        ) {
+            self.interface = interface
+            self.filter = filter
+            self.packetsCaptured = packetsCaptured
+            self.packetsReceived = packetsReceived
+            self.kernelDrops = kernelDrops
+            self.interfaceDrops = interfaceDrops
+            self.durationSeconds = durationSeconds
+            self.savedTo = savedTo
+        }
     }
 
     public struct Dissectors: Codable, Sendable {

@@ -5,6 +5,11 @@ import FramescopeCore
 public enum AnalysisTextFormatter {
     public static func render(_ r: AnalysisReport) -> String {
         var out = ""
+        if let c = r.capture {
+            out += "captured on \(c.interface)\(c.filter.map { " (filter: \($0))" } ?? "") for \(seconds(c.durationSeconds)) s: "
+            out += "\(c.packetsCaptured) packets captured, \(c.kernelDrops) dropped by the kernel, \(c.interfaceDrops) by the interface"
+            out += (c.savedTo.map { "; saved to \($0)" } ?? "") + "\n"
+        }
         for warning in r.warnings { out += "warning: \(warning)\n" }
         if !r.warnings.isEmpty { out += "\n" }
         out += "\(r.totals.connections) connections, \(r.totals.dissectedConnections) dissected"
@@ -103,6 +108,10 @@ public enum AnalysisTextFormatter {
         }
         if r.eventsTotal > shown.count { s += "  … \(r.eventsTotal - shown.count) more in --format json\n" }
         return s
+    }
+
+    private static func seconds(_ value: Double) -> String {
+        String(Double(Int((value * 10).rounded())) / 10)
     }
 
     private static func pct(_ value: Double) -> String {

@@ -14,8 +14,10 @@ public struct FlowsCollector: StreamSink {
     public private(set) var connections: [ConnectionSummary] = []
     private var details: [ConnectionID: Details] = [:]
     public private(set) var finishedDetails: [ConnectionID: Details] = [:]
+    /// Off for long live captures: connections are then not kept (only their gaps' details are dropped too).
+    public let retainSummaries: Bool
 
-    public init() {}
+    public init(retainSummaries: Bool = true) { self.retainSummaries = retainSummaries }
 
     public mutating func gap(_ gap: StreamGap) {
         let d = gap.direction.rawValue
@@ -32,8 +34,10 @@ public struct FlowsCollector: StreamSink {
     }
 
     public mutating func connectionClosed(_ summary: ConnectionSummary) {
+        let found = details.removeValue(forKey: summary.info.id)
+        guard retainSummaries else { return }
         connections.append(summary)
-        if let found = details.removeValue(forKey: summary.info.id) { finishedDetails[summary.info.id] = found }
+        if let found { finishedDetails[summary.info.id] = found }
     }
 
     /// Connections in ID order (the order of first appearance).
