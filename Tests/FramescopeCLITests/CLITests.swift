@@ -33,9 +33,9 @@ import Testing
         var stderr: String
     }
 
-    func run(_ arguments: [String], stdin: String? = nil) throws -> Run {
+    func run(_ arguments: [String], stdin: String? = nil, executable: String? = nil) throws -> Run {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: Self.binary)
+        process.executableURL = URL(fileURLWithPath: executable ?? Self.binary)
         process.arguments = arguments
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
