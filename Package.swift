@@ -26,6 +26,8 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        // The benchmark's floor: a bare pcap_next_ex loop (scripts/bench).
+        .executableTarget(name: "pcap-floor", dependencies: ["CPcap"]),
         .testTarget(name: "FramescopeCoreTests", dependencies: ["FramescopeCore"]),
         .testTarget(name: "FramescopeCaptureTests", dependencies: ["FramescopeCapture", "FramescopeReport"]),
         .testTarget(name: "FramescopeCLITests", dependencies: ["framescope"]),

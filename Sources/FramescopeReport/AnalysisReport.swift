@@ -161,6 +161,11 @@ extension AnalysisReport {
         for a in analyses where !a.directions.isEmpty {
             for d in Direction.allCases { perDirection[d.rawValue].merge(a.directions[d.rawValue]) }
         }
+        // Totals' quantiles come from the fine histograms kept across all connections.
+        for d in Direction.allCases {
+            perDirection[d.rawValue].sizes = analyzer.log.sizes[d.rawValue]
+            perDirection[d.rawValue].assemblyLatencyMicroseconds = analyzer.log.latencies[d.rawValue]
+        }
         var all = perDirection[0]
         all.merge(perDirection[1])
         totals = Totals(

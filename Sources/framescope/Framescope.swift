@@ -13,5 +13,5 @@ struct Framescope: ParsableCommand {
             or broke part-way (everything read before the break is still reported); 64 for bad usage.
             """,
         version: "0.1.0",
-        subcommands: [Analyze.self, Watch.self, Flows.self, Extract.self])
+        subcommands: [Analyze.self, Watch.self, Flows.self, Extract.self, Synth.self])
 }

@@ -137,7 +137,7 @@ import Testing
         ("length:offset=0", "width=W (1…8 bytes) is required"),
         ("length:offset=0,width=4,bogus=1", "unknown option 'bogus'"),
         ("length:offset=0,width=4,encoding=base64", "expected binary, ascii, hex or varint"),
-        ("length:offset=0,width=4,magic=zz", "expected hex bytes"),
+        ("length:offset=0,width=4,magic=zz", "expected 1…32 hex bytes"),
         ("length:offset=0,width=4,type=1", "expected OFFSET:WIDTH"),
         ("frobnicate", "unknown dissector 'frobnicate'"),
         ("varint:max=big", "expected a size"),

@@ -51,37 +51,66 @@ public struct Analyzer: StreamSink {
 
     /// The dissected connections still open, with their figures so far.
     public var openConnections: [OpenConnection] {
-        live.values.map { OpenConnection(info: $0.info, spec: $0.spec, directions: $0.analyzers.map(\.analysis)) }
+        slots.filter { !$0.analyzers.isEmpty }.map { OpenConnection(info: $0.info, spec: $0.spec, directions: $0.analyzers.map(\.analysis)) }
     }
 
-    private var live: [ConnectionID: Live] = [:]
+    @inline(__always)
+    private func slot(of id: ConnectionID) -> Int? {
+        guard id.rawValue < slotOf.count else { return nil }
+        let slot = Int(slotOf[id.rawValue])
+        return slot >= 0 ? slot : nil
+    }
+
+    /// Open connections' state in slots, found by connection ID through `slotOf` (IDs are
+    /// dense): no hashing per chunk, and the state is mutated in place.
+    private var slots: [Live] = []
+    private var freeSlots: [Int] = []
+    private var slotOf: [Int32] = []
 
     public init(choice: DissectorChoice) { self.choice = choice }
 
     public mutating func connectionOpened(_ connection: ConnectionInfo) {
+        let id = connection.id.rawValue
+        if id >= slotOf.count { slotOf += [Int32](repeating: -1, count: max(1024, id + 1 - slotOf.count)) }
         guard let spec = choice.spec(for: connection) else { return }
-        live[connection.id] = Live(
+        let state = Live(
             info: connection, spec: spec,
             analyzers: Direction.allCases.map {
                 DirectionAnalyzer(dissector: spec.makeDissector(isClient: $0 == .clientToServer), connection: connection.id, direction: $0)
             })
+        let slot: Int
+        if let free = freeSlots.popLast() {
+            slots[free] = state
+            slot = free
+        } else {
+            slots.append(state)
+            slot = slots.count - 1
+        }
+        slotOf[id] = Int32(slot)
     }
 
     public mutating func data(_ chunk: StreamChunk) {
-        guard live[chunk.connection] != nil else { return }
+        guard let slot = slot(of: chunk.connection) else { return }
         log.recordMessages = onMessage != nil
-        live[chunk.connection]!.analyzers[chunk.direction.rawValue].feed(chunk, log: &log)
-        deliverMessages()
+        slots[slot].analyzers[chunk.direction.rawValue].feed(chunk, log: &log)
+        if onMessage != nil { deliverMessages() }
     }
 
     public mutating func gap(_ gap: StreamGap) {
-        guard live[gap.connection] != nil else { return }
-        live[gap.connection]!.analyzers[gap.direction.rawValue].gap(at: gap.offset, length: gap.length, log: &log)
-        deliverMessages()
+        guard let slot = slot(of: gap.connection) else { return }
+        slots[slot].analyzers[gap.direction.rawValue].gap(at: gap.offset, length: gap.length, log: &log)
+        if onMessage != nil { deliverMessages() }
     }
 
     public mutating func connectionClosed(_ summary: ConnectionSummary) {
-        guard var state = live.removeValue(forKey: summary.info.id) else {
+        let taken = slot(of: summary.info.id).map { slot -> Live in
+            let state = slots[slot]
+            slots[slot].analyzers = []  // vacant
+            freeSlots.append(slot)
+            slotOf[summary.info.id.rawValue] = -1
+            return state
+        }
+        guard var state = taken else {
             connections.append(ConnectionAnalysis(summary: summary, spec: nil, directions: []))
             foldOldConnections()
             return

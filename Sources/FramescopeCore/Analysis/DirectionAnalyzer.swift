@@ -259,11 +259,14 @@ struct DirectionAnalyzer {
         analysis.messages += 1
         analysis.messageBytes += length
         analysis.sizes.add(length)
+        log.sizes[direction.rawValue].add(length)
         if let type = m.type { analysis.types[type, default: 0] += 1 }
         analysis.segmentsPerMessage.add(m.segments)
         if m.segments >= 2 { analysis.partialMessages += 1 }
         if !(m.atSegmentStart && m.segments == 1) { analysis.naiveReaderLoss += 1 }
-        analysis.assemblyLatencyMicroseconds.add((segment!.timestamp.nanoseconds - m.firstTimestamp.nanoseconds) / 1000)
+        let latency = (segment!.timestamp.nanoseconds - m.firstTimestamp.nanoseconds) / 1000
+        analysis.assemblyLatencyMicroseconds.add(latency)
+        log.latencies[direction.rawValue].add(latency)
         if log.recordMessages {
             log.messages.append(
                 MessageRecord(
@@ -368,7 +371,9 @@ struct DirectionAnalyzer {
                 // Delimiter framing starts again right after the next delimiter.
                 var i = max(nextCandidate, delimiter.count)
                 while i <= w.count {
-                    if w.slice(from: i - delimiter.count, count: delimiter.count).elementsEqual(delimiter) { return i }
+                    var matches = true
+                    for k in 0..<delimiter.count where w[i - delimiter.count + k] != delimiter[k] { matches = false }
+                    if matches { return i }
                     i += 1
                 }
                 nextCandidate = max(nextCandidate, w.count - delimiter.count + 1)
@@ -417,6 +422,10 @@ public struct AnalysisLog: Sendable {
     public static let limit = 10_000
     public private(set) var events: [AnalysisEvent] = []
     public private(set) var total = 0
+    /// Message sizes and assembly latencies (µs) of all connections, per direction, at fine
+    /// precision (1/64); the per-direction histograms are coarse.
+    public internal(set) var sizes = [QuantileHistogram(bits: 6), QuantileHistogram(bits: 6)]
+    public internal(set) var latencies = [QuantileHistogram(bits: 6), QuantileHistogram(bits: 6)]
     /// Messages completed since the last delivery, when `recordMessages` is set.
     var messages: [MessageRecord] = []
     var recordMessages = false

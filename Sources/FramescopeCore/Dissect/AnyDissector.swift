@@ -33,14 +33,8 @@ public enum AnyDissector: FrameDissector, Sendable, Equatable {
         }
     }
 
-    /// Bytes every frame starts with, if any: resynchronisation scans for them.
-    var magic: [UInt8] {
-        if case .lengthField(let d) = self { return d.magic }
-        return []
-    }
-
     /// For delimiter framing: frames start right after a delimiter.
-    var delimiter: [UInt8]? {
+    var delimiter: InlineBytes? {
         if case .delimiter(let d) = self { return d.delimiter }
         return nil
     }

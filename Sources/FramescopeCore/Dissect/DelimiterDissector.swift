@@ -3,12 +3,12 @@
 /// are handed back (`needMoreData(scanned:)`) except the last `delimiter.count - 1`, which may
 /// begin a delimiter split across segments.
 public struct DelimiterDissector: FrameDissector, Sendable, Equatable {
-    public var delimiter: [UInt8]
+    public var delimiter: InlineBytes
     public var maxFrameLength: Int
 
     public init(delimiter: [UInt8] = [0x0D, 0x0A], maxFrameLength: Int = 1 << 20) {
-        precondition(!delimiter.isEmpty)
-        self.delimiter = delimiter
+        precondition(!delimiter.isEmpty && delimiter.count <= InlineBytes.capacity, "a delimiter has 1…32 bytes")
+        self.delimiter = InlineBytes(delimiter)!
         self.maxFrameLength = maxFrameLength
     }
 

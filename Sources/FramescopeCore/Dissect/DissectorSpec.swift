@@ -204,9 +204,9 @@ extension DissectorSpec {
         var magic: [UInt8] = [], magicOffset = 0
         if let raw = o.take("magic") {
             let parts = raw.split(separator: "@")
-            guard let bytes = hexBytes(String(parts[0])), !bytes.isEmpty, parts.count <= 2,
+            guard let bytes = hexBytes(String(parts[0])), !bytes.isEmpty, bytes.count <= InlineBytes.capacity, parts.count <= 2,
                 parts.count == 1 || Int(parts[1]) != nil
-            else { throw SpecError("'magic=\(raw)' in '\(spec)': expected hex bytes, optionally @offset (magic=1a2b@4)") }
+            else { throw SpecError("'magic=\(raw)' in '\(spec)': expected 1…32 hex bytes, optionally @offset (magic=1a2b@4)") }
             magic = bytes
             magicOffset = parts.count == 2 ? Int(parts[1])! : 0
         }
@@ -222,7 +222,9 @@ extension DissectorSpec {
         let minFrame = try o.int("min") ?? 0
         var preamble: [UInt8] = []
         if let raw = o.take("preamble") {
-            guard let bytes = hexBytes(raw) else { throw SpecError("'preamble=\(raw)' in '\(spec)': expected hex bytes") }
+            guard let bytes = hexBytes(raw), bytes.count <= InlineBytes.capacity else {
+                throw SpecError("'preamble=\(raw)' in '\(spec)': expected at most 32 hex bytes")
+            }
             preamble = bytes
         }
         let headerOnly = try o.int("headeronly") ?? 0
@@ -257,7 +259,9 @@ extension DissectorSpec {
     /// `\r\n`, `\n`, `\0`, `\t`, `\\`, `\xHH` escapes, or `0x…` hex.
     private static func delimiterBytes(_ text: String, spec: String) throws(SpecError) -> [UInt8] {
         if text.lowercased().hasPrefix("0x") {
-            guard let bytes = hexBytes(text), !bytes.isEmpty else { throw SpecError("delimiter '\(text)' in '\(spec)': bad hex") }
+            guard let bytes = hexBytes(text), !bytes.isEmpty, bytes.count <= InlineBytes.capacity else {
+                throw SpecError("delimiter '\(text)' in '\(spec)': expected 1…32 hex bytes")
+            }
             return bytes
         }
         var out: [UInt8] = []
@@ -280,7 +284,7 @@ extension DissectorSpec {
                 throw SpecError("delimiter '\(text)' in '\(spec)': unknown escape")
             }
         }
-        guard !out.isEmpty else { throw SpecError("'\(spec)': the delimiter is empty") }
+        guard !out.isEmpty, out.count <= InlineBytes.capacity else { throw SpecError("'\(spec)': a delimiter has 1…32 bytes") }
         return out
     }
 }

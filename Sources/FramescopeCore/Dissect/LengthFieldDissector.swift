@@ -25,7 +25,7 @@ public struct LengthFieldDissector: FrameDissector, Sendable, Equatable {
     public var endianness: Endianness
     public var encoding: Encoding
     public var lengthAdjustment: Int
-    public var magic: [UInt8]
+    public var magic: InlineBytes
     /// Where `magic` sits in the frame (0 for most protocols; PPTP's cookie is at 4).
     public var magicOffset: Int
     /// Where a message type / command ID sits (offset, width ≤ 8), read big-endian.
@@ -37,7 +37,7 @@ public struct LengthFieldDissector: FrameDissector, Sendable, Equatable {
     /// delim-pkt "0001" and response-end "0002": 3). 0 turns it off.
     public var headerOnlyBelow: UInt64
     /// Bytes a stream may start with that are not a frame (the HTTP/2 client preface).
-    public var preamble: [UInt8]
+    public var preamble: InlineBytes
 
     public init(
         lengthFieldOffset: Int = 0, lengthFieldLength: Int = 4, endianness: Endianness = .big, encoding: Encoding = .binary,
@@ -49,13 +49,14 @@ public struct LengthFieldDissector: FrameDissector, Sendable, Equatable {
         self.endianness = endianness
         self.encoding = encoding
         self.lengthAdjustment = lengthAdjustment
-        self.magic = magic
+        precondition(magic.count <= InlineBytes.capacity && preamble.count <= InlineBytes.capacity, "magic and preamble hold at most 32 bytes")
+        self.magic = InlineBytes(magic)!
         self.magicOffset = magicOffset
         self.typeField = typeField
         self.maxFrameLength = maxFrameLength
         self.minFrameLength = minFrameLength
         self.headerOnlyBelow = headerOnlyBelow
-        self.preamble = preamble
+        self.preamble = InlineBytes(preamble)!
         self.atStreamStart = !preamble.isEmpty
     }
 
@@ -78,7 +79,9 @@ public struct LengthFieldDissector: FrameDissector, Sendable, Equatable {
     public mutating func decode(_ b: UnsafeRawBufferPointer, consumed: Int) -> DecodeStep {
         if atStreamStart {
             let n = min(preamble.count, b.count)
-            if (0..<n).allSatisfy({ b[$0] == preamble[$0] }) {
+            var matches = true
+            for i in 0..<n where b[i] != preamble[i] { matches = false }
+            if matches {
                 if n < preamble.count { return .needMoreData(scanned: 0) }
                 atStreamStart = false
                 return .preamble(length: preamble.count)

@@ -62,6 +62,16 @@ struct Connection {
     var clientToServer = HalfStream()
     var serverToClient = HalfStream()
 
+    /// A slot's placeholder once its connection is finalized.
+    static let vacant: Connection = {
+        let nowhere = Endpoint(address: IPAddress(ipv4: 0), port: 0)
+        let info = ConnectionInfo(
+            id: ConnectionID(-1), client: nowhere, server: nowhere, roleEvidence: .portHeuristic, firstFrame: 0, firstSeen: .zero)
+        return Connection(info: info, key: FlowKey(nowhere, nowhere), lastSeen: .zero)
+    }()
+
+    var isVacant: Bool { info.id.rawValue < 0 }
+
     var isClosed: Bool {
         let a = clientToServer.statistics, b = serverToClient.statistics
         return a.rstSeen || b.rstSeen || (a.finSeen && b.finSeen)

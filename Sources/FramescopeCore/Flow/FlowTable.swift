@@ -11,7 +11,9 @@ public struct FlowTable<Sink: StreamSink> {
     public private(set) var connectionsOpened = 0
     public var activeConnections: Int { index.count }
 
-    private var slots: [Connection?] = []
+    /// Connections, mutated in place; a finalized one leaves a vacant slot for reuse. Not
+    /// optional: reading a field through `slots[i]!` copies the whole connection.
+    private var slots: [Connection] = []
     private var freeSlots: [Int] = []
     private var index: [FlowKey: Int] = [:]
     private var clock = Timestamp(nanoseconds: .min)
@@ -41,30 +43,30 @@ public struct FlowTable<Sink: StreamSink> {
     public mutating func receive(_ segment: TCPSegment, frame: UInt64, timestamp: Timestamp) {
         let key = FlowKey(segment.source, segment.destination)
         let slot: Int
-        if let existing = index[key], !startsNewConnection(segment, existing: slots[existing]!) {
+        if let existing = index[key], !startsNewConnection(segment, existing: slots[existing]) {
             slot = existing
         } else {
             if let existing = index[key] { finalize(slot: existing, reason: .reused) }
             slot = open(segment, key: key, frame: frame, timestamp: timestamp)
         }
-        slots[slot]!.packets += 1
-        slots[slot]!.lastSeen = timestamp
-        let direction = slots[slot]!.direction(from: segment.source)
-        let route = HalfStream.Route(connection: slots[slot]!.info.id, direction: direction)
+        slots[slot].packets += 1
+        slots[slot].lastSeen = timestamp
+        let direction = slots[slot].direction(from: segment.source)
+        let route = HalfStream.Route(connection: slots[slot].info.id, direction: direction)
         switch direction {
         case .clientToServer:
-            let peerMSS = slots[slot]!.serverToClient.statistics.maximumSegmentSize
-            slots[slot]!.clientToServer.receive(segment, frame: frame, timestamp: timestamp, route: route, peerMSS: peerMSS, context: &context, sink: &sink)
+            let peerMSS = slots[slot].serverToClient.statistics.maximumSegmentSize
+            slots[slot].clientToServer.receive(segment, frame: frame, timestamp: timestamp, route: route, peerMSS: peerMSS, context: &context, sink: &sink)
         case .serverToClient:
-            let peerMSS = slots[slot]!.clientToServer.statistics.maximumSegmentSize
-            slots[slot]!.serverToClient.receive(segment, frame: frame, timestamp: timestamp, route: route, peerMSS: peerMSS, context: &context, sink: &sink)
+            let peerMSS = slots[slot].clientToServer.statistics.maximumSegmentSize
+            slots[slot].serverToClient.receive(segment, frame: frame, timestamp: timestamp, route: route, peerMSS: peerMSS, context: &context, sink: &sink)
         }
         if context.bufferedBytes > context.options.maxBufferedBytesTotal { evictBufferedData() }
     }
 
     /// Finalizes every connection still open, in ID order.
     public mutating func finish() {
-        let open = index.values.sorted { slots[$0]!.info.id < slots[$1]!.info.id }
+        let open = index.values.sorted { slots[$0].info.id < slots[$1].info.id }
         for slot in open { finalize(slot: slot, reason: .endOfInput) }
     }
 
@@ -111,8 +113,9 @@ public struct FlowTable<Sink: StreamSink> {
     }
 
     private mutating func finalize(slot: Int, reason: FinalizeReason) {
-        guard var connection = slots[slot] else { return }
-        slots[slot] = nil  // take it out, so flushing mutates a uniquely referenced value
+        guard !slots[slot].isVacant else { return }
+        var connection = slots[slot]
+        slots[slot] = .vacant  // take it out, so flushing mutates a uniquely referenced value
         let id = connection.info.id
         connection.clientToServer.flush(route: .init(connection: id, direction: .clientToServer), context: &context, sink: &sink)
         connection.serverToClient.flush(route: .init(connection: id, direction: .serverToClient), context: &context, sink: &sink)
@@ -131,8 +134,8 @@ public struct FlowTable<Sink: StreamSink> {
         let options = context.options
         let interval = max(1_000_000_000, min(options.idleTimeout, options.closedTimeout) / 4)
         nextSweep = Timestamp(nanoseconds: clock.nanoseconds &+ interval)
-        for slot in slots.indices {
-            guard let connection = slots[slot] else { continue }
+        for slot in slots.indices where !slots[slot].isVacant {
+            let connection = slots[slot]
             let idle = clock.nanoseconds - connection.lastSeen.nanoseconds
             if connection.isClosed && idle > options.closedTimeout {
                 finalize(slot: slot, reason: .closedTimeout)
@@ -145,8 +148,8 @@ public struct FlowTable<Sink: StreamSink> {
     /// Past `maxConnections`: finalize the least recently active sixteenth in one pass, so a
     /// flood of new 4-tuples costs amortized O(log n) per connection.
     private mutating func evictLeastRecentlyActive() {
-        let live = slots.indices.filter { slots[$0] != nil }
-        let victims = live.sorted { slots[$0]!.lastSeen < slots[$1]!.lastSeen }.prefix(max(1, live.count / 16))
+        let live = slots.indices.filter { !slots[$0].isVacant }
+        let victims = live.sorted { slots[$0].lastSeen < slots[$1].lastSeen }.prefix(max(1, live.count / 16))
         for slot in victims {
             context.connectionLimitEvictions += 1
             finalize(slot: slot, reason: .connectionLimit)
@@ -157,8 +160,8 @@ public struct FlowTable<Sink: StreamSink> {
     private mutating func evictBufferedData() {
         while context.bufferedBytes > context.options.maxBufferedBytesTotal {
             var best: (slot: Int, direction: Direction, cost: Int)?
-            for slot in slots.indices {
-                guard let c = slots[slot] else { continue }
+            for slot in slots.indices where !slots[slot].isVacant {
+                let c = slots[slot]
                 for (direction, cost) in [(Direction.clientToServer, c.clientToServer.bufferedCost), (.serverToClient, c.serverToClient.bufferedCost)]
                 where cost > (best?.cost ?? 0) {
                     best = (slot, direction, cost)
@@ -166,12 +169,12 @@ public struct FlowTable<Sink: StreamSink> {
             }
             guard let best else { return }
             context.globalLimitEvictions += 1
-            let route = HalfStream.Route(connection: slots[best.slot]!.info.id, direction: best.direction)
+            let route = HalfStream.Route(connection: slots[best.slot].info.id, direction: best.direction)
             switch best.direction {
             case .clientToServer:
-                slots[best.slot]!.clientToServer.skipFirstHole(reason: .bufferLimit, route: route, context: &context, sink: &sink)
+                slots[best.slot].clientToServer.skipFirstHole(reason: .bufferLimit, route: route, context: &context, sink: &sink)
             case .serverToClient:
-                slots[best.slot]!.serverToClient.skipFirstHole(reason: .bufferLimit, route: route, context: &context, sink: &sink)
+                slots[best.slot].serverToClient.skipFirstHole(reason: .bufferLimit, route: route, context: &context, sink: &sink)
             }
         }
     }

@@ -41,7 +41,7 @@ extension Framescope {
             let sinks = pipeline.table.sink
             let flows = FlowsReport(collector: sinks.second, table: pipeline.table, inputs: pipeline.inputs)
             let report = AnalysisReport(analyzer: sinks.first, table: pipeline.table, flows: flows, choice: choice)
-            try out.write(report, text: AnalysisTextFormatter.render)
+            try out.write(report)
             try finish(with: errors)
         }
     }

@@ -92,7 +92,7 @@ extension Framescope {
                     packetsReceived: session.finalStatistics?.received ?? session.packets,
                     kernelDrops: session.finalStatistics?.kernelDrops ?? 0, interfaceDrops: session.finalStatistics?.interfaceDrops ?? 0,
                     durationSeconds: session.elapsed, savedTo: write))
-            try out.write(report, text: AnalysisTextFormatter.render)
+            try out.write(report)
             if let failure = session.failure {
                 writeError("framescope: capture on \(options.interface) failed: \(failure)\n")
                 throw ExitCode(1)

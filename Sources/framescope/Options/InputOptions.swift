@@ -3,6 +3,10 @@ import FramescopeCapture
 import FramescopeCore
 import FramescopeReport
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Inputs shared by every command that reads captures.
 struct InputOptions: ParsableArguments {
     @Argument(help: ArgumentHelp("pcap or pcapng files, read in order; '-' reads standard input.", valueName: "file"))
@@ -84,6 +88,21 @@ struct OutputOptions: ParsableArguments {
 
     @Option(name: [.customShort("o"), .long], help: "Write the report to this file instead of standard output.")
     var output: String?
+
+    /// Writes the analysis report, streaming its JSON (a report can hold 50,000 connections).
+    func write(_ report: AnalysisReport) throws {
+        guard format == .json else { return try emit(AnalysisTextFormatter.render(report), to: output) }
+        var fd: Int32 = 1
+        if let output {
+            fd = open(output, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+            guard fd >= 0 else { throw Failure(message: "\(output): cannot write: \(String(cString: strerror(errno)))") }
+        }
+        defer { if fd != 1 { close(fd) } }
+        var writer = JSONWriter(fd: fd)
+        report.write(to: &writer)
+        writer.finish()
+        if writer.failed { throw Failure(message: "\(output ?? "standard output"): write failed") }
+    }
 
     /// Writes `report` as JSON, or as text rendered by `text`.
     func write<Report: Encodable>(_ report: Report, text: (Report) -> String) throws {

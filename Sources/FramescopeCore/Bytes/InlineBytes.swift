@@ -1,0 +1,38 @@
+/// Up to 32 bytes stored inline (magic numbers, delimiters, preambles), so that a dissector is a
+/// plain value: copying it costs no reference counting.
+public struct InlineBytes: Equatable, Hashable, Sendable {
+    public static let capacity = 32
+    private var storage: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+    public private(set) var count = 0
+
+    public init() {}
+
+    /// nil when `bytes` holds more than 32 bytes.
+    public init?(_ bytes: [UInt8]) {
+        guard bytes.count <= Self.capacity else { return nil }
+        count = bytes.count
+        withUnsafeMutableBytes(of: &storage) { raw in
+            for (i, b) in bytes.enumerated() { raw[i] = b }
+        }
+    }
+
+    @inline(__always)
+    public subscript(i: Int) -> UInt8 {
+        withUnsafeBytes(of: storage) { $0[i] }
+    }
+
+    public var isEmpty: Bool { count == 0 }
+    public var array: [UInt8] { (0..<count).map { self[$0] } }
+
+    public static func == (a: InlineBytes, b: InlineBytes) -> Bool {
+        a.count == b.count && a.storage == b.storage
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(count)
+        hasher.combine(storage.0)
+        hasher.combine(storage.1)
+        hasher.combine(storage.2)
+        hasher.combine(storage.3)
+    }
+}

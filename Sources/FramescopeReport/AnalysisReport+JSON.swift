@@ -1,0 +1,178 @@
+/// `framescope.report/1` written as a stream (keys in sorted order, as in docs/report.schema.json).
+extension AnalysisReport {
+    public func write(to w: inout JSONWriter) {
+        w.object { w in
+            if let capture {
+                w.key("capture")
+                w.object { w in
+                    w.field("durationSeconds", capture.durationSeconds)
+                    if let filter = capture.filter { w.field("filter", filter) }
+                    w.field("interface", capture.interface)
+                    w.field("interfaceDrops", capture.interfaceDrops)
+                    w.field("kernelDrops", capture.kernelDrops)
+                    w.field("packetsCaptured", capture.packetsCaptured)
+                    w.field("packetsReceived", capture.packetsReceived)
+                    if let savedTo = capture.savedTo { w.field("savedTo", savedTo) }
+                }
+            }
+            w.key("connections")
+            w.array(connections) { w, c in c.write(to: &w) }
+            w.key("dissectors")
+            w.object { w in
+                w.key("byServerPort")
+                w.object { w in
+                    for (port, spec) in dissectors.byServerPort.sorted(by: { $0.key < $1.key }) { w.field(port, spec) }
+                }
+                if let d = dissectors.default { w.field("default", d) }
+                if let n = dissectors.defaultName { w.field("defaultName", n) }
+            }
+            w.key("events")
+            w.array(events) { w, e in e.write(to: &w) }
+            w.field("eventsTotal", eventsTotal)
+            w.key("inputs")
+            w.array(inputs) { w, input in
+                w.object { w in
+                    if let error = input.error { w.field("error", error) }
+                    w.field("firstFrame", input.firstFrame)
+                    w.field("packets", input.packets)
+                    w.field("path", input.path)
+                    w.field("reader", input.reader)
+                }
+            }
+            w.key("limits")
+            w.object { w in
+                w.field("bufferLimitGaps", limits.bufferLimitGaps)
+                w.field("connectionLimitEvictions", limits.connectionLimitEvictions)
+                w.field("directionsWithoutConflictCheck", limits.directionsWithoutConflictCheck)
+                w.field("globalLimitEvictions", limits.globalLimitEvictions)
+                w.field("peakBufferedBytes", limits.peakBufferedBytes)
+            }
+            w.key("packets")
+            w.object { w in
+                w.field("skipped", counts: packets.skipped)
+                w.field("tcp", packets.tcp)
+                w.field("total", packets.total)
+            }
+            w.field("schema", schema)
+            w.key("totals")
+            w.object { w in
+                w.key("all")
+                totals.all.write(to: &w)
+                w.key("clientToServer")
+                totals.clientToServer.write(to: &w)
+                w.field("connections", totals.connections)
+                w.field("dissectedConnections", totals.dissectedConnections)
+                w.field("foldedConnections", totals.foldedConnections)
+                w.key("serverToClient")
+                totals.serverToClient.write(to: &w)
+            }
+            w.key("warnings")
+            w.array(warnings) { w, text in w.string(text) }
+        }
+    }
+}
+
+extension AnalysisReport.Connection {
+    func write(to w: inout JSONWriter) {
+        w.object { w in
+            w.field("client", client)
+            w.key("directions")
+            w.array(directions) { w, d in d.write(to: &w) }
+            w.field("dissector", dissector)
+            w.field("end", end)
+            w.field("id", id)
+            w.field("server", server)
+            w.field("start", start)
+        }
+    }
+}
+
+extension AnalysisReport.DirectionReport {
+    func write(to w: inout JSONWriter) {
+        w.object { w in
+            w.field("bytes", bytes)
+            w.key("figures")
+            figures.write(to: &w)
+            w.field("from", from)
+            w.field("gapBytes", gapBytes)
+            w.field("incompleteAtEnd", incompleteAtEnd)
+            w.field("malformed", malformed)
+            w.field("mergedSegments", mergedSegments)
+            if let messageTypes { w.field("messageTypes", counts: messageTypes) }
+            w.field("messages", messages)
+            w.field("naiveReaderLoss", naiveReaderLoss)
+            w.field("partialMessages", partialMessages)
+            w.field("segments", segments)
+            w.field("to", to)
+        }
+    }
+}
+
+extension AnalysisReport.Figures {
+    func write(to w: inout JSONWriter) {
+        w.object { w in
+            w.key("assemblyLatency")
+            assemblyLatency.write(to: &w)
+            w.field("damagedByGaps", damagedByGaps)
+            w.field("incompleteAtEnd", incompleteAtEnd)
+            w.field("incompleteBytes", incompleteBytes)
+            w.field("malformed", malformed)
+            w.field("malformedByReason", counts: malformedByReason)
+            w.field("maxMessagesPerSegment", maxMessagesPerSegment)
+            w.field("maxSegmentsPerMessage", maxSegmentsPerMessage)
+            w.field("mergedPercent", mergedPercent)
+            w.field("mergedSegments", mergedSegments)
+            w.field("messageBytes", messageBytes)
+            w.key("messageSize")
+            messageSize.write(to: &w)
+            w.field("messages", messages)
+            w.key("messagesPerSegment")
+            pairs(messagesPerSegment, &w)
+            w.field("naiveReaderLoss", naiveReaderLoss)
+            w.field("naiveReaderLossPercent", naiveReaderLossPercent)
+            w.field("partialMessages", partialMessages)
+            w.field("partialPercent", partialPercent)
+            w.field("preambleBytes", preambleBytes)
+            w.field("resyncs", resyncs)
+            w.field("segments", segments)
+            w.field("segmentsOverMSS", segmentsOverMSS)
+            w.key("segmentsPerMessage")
+            pairs(segmentsPerMessage, &w)
+            w.field("stopped", stopped)
+            w.field("undissectedBytes", undissectedBytes)
+        }
+    }
+
+    private func pairs(_ values: [[Int]], _ w: inout JSONWriter) {
+        w.array(values) { w, pair in w.array(pair) { w, v in w.int(v) } }
+    }
+}
+
+extension AnalysisReport.Distribution {
+    func write(to w: inout JSONWriter) {
+        w.object { w in
+            w.field("max", max)
+            w.field("min", min)
+            w.field("p50", p50)
+            w.field("p99", p99)
+        }
+    }
+}
+
+extension AnalysisReport.Event {
+    func write(to w: inout JSONWriter) {
+        w.object { w in
+            w.field("bytes", bytes)
+            w.field("connection", connection)
+            w.field("frame", frame)
+            w.field("from", from)
+            w.field("kind", kind)
+            w.field("length", length)
+            w.field("offset", offset)
+            if let reason { w.field("reason", reason) }
+            w.field("time", time)
+            w.field("to", to)
+            w.field("wiresharkFilter", wiresharkFilter)
+        }
+    }
+}

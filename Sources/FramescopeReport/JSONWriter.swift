@@ -1,0 +1,164 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Streams pretty-printed JSON to a file descriptor through a 64 KiB buffer, in the layout
+/// `JSONEncoder` uses (`"key" : value`, two-space indents). For reports too large to build as a
+/// tree first. Keys must come in sorted order: the writer checks that in debug builds, so the
+/// output stays deterministic and diffable.
+public struct JSONWriter {
+    private var buffer: [UInt8] = []
+    private let fd: Int32
+    private var depth = 0
+    /// Per open container: whether it has a member yet, and the last key written (objects).
+    private var stack: [(hasMember: Bool, lastKey: String?)] = []
+    public private(set) var failed = false
+
+    public init(fd: Int32) {
+        self.fd = fd
+        buffer.reserveCapacity(1 << 16)
+    }
+
+    // MARK: Containers
+
+    public mutating func object(_ body: (inout JSONWriter) -> Void) {
+        open("{")
+        body(&self)
+        close("}")
+    }
+
+    public mutating func array<S: Sequence>(_ elements: S, _ body: (inout JSONWriter, S.Element) -> Void) {
+        open("[")
+        for element in elements {
+            member()
+            body(&self, element)
+        }
+        close("]")
+    }
+
+    /// Starts the member `key` of the current object; the value follows.
+    public mutating func key(_ key: String) {
+        assert(stack.last?.lastKey.map { $0 < key } ?? true, "JSON keys out of order: \(key) after \(stack.last?.lastKey ?? "")")
+        member()
+        stack[stack.count - 1].lastKey = key
+        string(key)
+        append(" : ")
+    }
+
+    // MARK: Values
+
+    public mutating func string(_ value: String) {
+        append("\"")
+        for unit in value.utf8 {
+            switch unit {
+            case 0x22: append("\\\"")
+            case 0x5C: append("\\\\")
+            case 0x0A: append("\\n")
+            case 0x0D: append("\\r")
+            case 0x09: append("\\t")
+            case 0..<0x20:
+                let hex = Array("0123456789abcdef".utf8)
+                buffer += [0x5C, 0x75, 0x30, 0x30, hex[Int(unit >> 4)], hex[Int(unit & 15)]]
+            default: buffer.append(unit)
+            }
+        }
+        append("\"")
+    }
+
+    public mutating func int<T: BinaryInteger>(_ value: T) { append(String(value)) }
+
+    public mutating func double(_ value: Double) {
+        if value == value.rounded() && abs(value) < 1e15 { append(String(Int64(value))) } else { append(String(value)) }
+    }
+
+    public mutating func bool(_ value: Bool) { append(value ? "true" : "false") }
+
+    public mutating func null() { append("null") }
+
+    // MARK: Convenience
+
+    public mutating func field(_ key: String, _ value: String) {
+        self.key(key)
+        string(value)
+    }
+
+    public mutating func field(_ key: String, _ value: String?) {
+        self.key(key)
+        if let value { string(value) } else { null() }
+    }
+
+    public mutating func field<T: BinaryInteger>(_ key: String, _ value: T) {
+        self.key(key)
+        int(value)
+    }
+
+    public mutating func field(_ key: String, _ value: Double) {
+        self.key(key)
+        double(value)
+    }
+
+    public mutating func field(_ key: String, _ value: Bool) {
+        self.key(key)
+        bool(value)
+    }
+
+    /// An object of `[String: Int]` with sorted keys.
+    public mutating func field(_ key: String, counts: [String: Int]) {
+        self.key(key)
+        object { w in
+            for (k, v) in counts.sorted(by: { $0.key < $1.key }) { w.field(k, v) }
+        }
+    }
+
+    /// Writes what is buffered; call once at the end.
+    public mutating func finish() {
+        append("\n")
+        flush()
+    }
+
+    // MARK: Layout
+
+    private mutating func open(_ bracket: String) {
+        append(bracket)
+        stack.append((false, nil))
+        depth += 1
+    }
+
+    private mutating func close(_ bracket: String) {
+        let hadMember = stack.removeLast().hasMember
+        depth -= 1
+        if hadMember { newline() } else { append("\n"); newline() }
+        append(bracket)
+    }
+
+    private mutating func member() {
+        if stack[stack.count - 1].hasMember { append(",") }
+        stack[stack.count - 1].hasMember = true
+        newline()
+    }
+
+    private mutating func newline() {
+        buffer.append(0x0A)
+        buffer += repeatElement(0x20, count: depth * 2)
+    }
+
+    private mutating func append(_ text: String) {
+        buffer += text.utf8
+        if buffer.count >= 1 << 16 { flush() }
+    }
+
+    private mutating func flush() {
+        var offset = 0
+        buffer.withUnsafeBytes { raw in
+            while offset < raw.count {
+                let n = write(fd, raw.baseAddress! + offset, raw.count - offset)
+                if n <= 0 {
+                    failed = true
+                    return
+                }
+                offset += n
+            }
+        }
+        buffer.removeAll(keepingCapacity: true)
+    }
+}
