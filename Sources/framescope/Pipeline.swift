@@ -11,6 +11,7 @@ import Glibc
 struct Pipeline<Sink: StreamSink> {
     var table: FlowTable<Sink>
     var reader: CaptureReader
+    let threads: Int
 
     init(input: InputOptions, limits: LimitOptions, sink: Sink) throws {
         var filter: PacketFilter?
@@ -19,13 +20,18 @@ struct Pipeline<Sink: StreamSink> {
         }
         table = FlowTable(sink: sink, options: limits.reassembly)
         reader = CaptureReader(paths: input.files, filter: filter, packetLimit: input.count)
+        threads = input.threads
         if !input.quiet && isatty(2) != 0 { reader.progress = Progress(paths: input.files).show }
     }
 
     /// Reads everything, finalizes all connections, and returns the read errors.
     mutating func run() -> [CaptureError] {
         var table = self.table
-        reader.read { info, bytes in table.process(bytes, info: info) }
+        if threads > 1 {
+            reader.readConcurrently { info, bytes in table.process(bytes, info: info) }
+        } else {
+            reader.read { info, bytes in table.process(bytes, info: info) }
+        }
         table.finish()
         self.table = table
         if reader.progress != nil { writeError("\r\u{1B}[K") }

@@ -6,8 +6,9 @@ public struct ReassemblyOptions: Sendable {
     /// most is forced to skip its first hole (counted as a buffer-limit gap).
     public var maxBufferedBytesTotal = 64 << 20
     /// Bytes of recently delivered data each direction keeps to compare retransmitted copies
-    /// against (conflict detection). 0 turns the check off.
-    public var conflictWindow = 2048
+    /// against (conflict detection); older overlaps are counted as unchecked. Every delivered
+    /// byte within it is copied once more, so it is small by default. 0 turns the check off.
+    public var conflictWindow = 256
     /// All conflict windows together; directions past it run without the check (counted).
     public var maxConflictWindowBytesTotal = 16 << 20
     /// Connections tracked at once; past it the least recently active one is finalized.

@@ -21,10 +21,14 @@ struct InputOptions: ParsableArguments {
     @Flag(name: .long, help: "No progress display on standard error.")
     var quiet = false
 
+    @Option(name: [.customShort("t"), .long], help: "Threads: 1 reads and analyzes on one; 2 reads with libpcap on a second thread. Results are identical.")
+    var threads = 2
+
     func validate() throws {
         if files.isEmpty { throw ValidationError("give at least one capture file, or '-' for standard input") }
         if let count, count <= 0 { throw ValidationError("--count must be a positive number of packets") }
         if files.filter({ $0 == "-" }).count > 1 { throw ValidationError("standard input ('-') can be read only once") }
+        if threads != 1 && threads != 2 { throw ValidationError("--threads is 1 or 2") }
     }
 }
 
@@ -42,12 +46,16 @@ struct LimitOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Finalize a connection idle this many seconds (capture time).", valueName: "seconds"))
     var idleTimeout: Double = 600
 
+    @Option(help: ArgumentHelp("Recent bytes per direction that retransmitted copies are compared with (conflicts); 0 = off.", valueName: "size"))
+    var conflictWindow: ByteSize = ByteSize(256)
+
     var reassembly: ReassemblyOptions {
         var options = ReassemblyOptions()
         options.maxBufferedBytesPerDirection = maxBufferPerDirection.bytes
         options.maxBufferedBytesTotal = maxBufferTotal.bytes
         options.maxConnections = maxConnections
         options.idleTimeout = Int64(idleTimeout * 1e9)
+        options.conflictWindow = conflictWindow.bytes
         return options
     }
 

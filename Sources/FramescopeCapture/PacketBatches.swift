@@ -1,0 +1,162 @@
+import FramescopeCore
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Packets copied out of libpcap's buffer into one block, so another thread can process them.
+/// Raw fixed-size storage: no array growth or exclusivity checks per packet.
+final class PacketBatch: @unchecked Sendable {
+    static let capacity = 4 << 20
+    static let maxPackets = 32_768
+    /// Room for one more packet of the largest snaplen after `capacity` is reached.
+    private let bytes = UnsafeMutableRawPointer.allocate(byteCount: capacity + 262_144, alignment: 16)
+    private let packets = UnsafeMutablePointer<(info: CaptureInfo, offset: Int)>.allocate(capacity: maxPackets)
+    private var used = 0
+    private(set) var count = 0
+
+    deinit {
+        bytes.deallocate()
+        packets.deallocate()
+    }
+
+    var isFull: Bool { used >= Self.capacity || count == Self.maxPackets }
+
+    func append(_ info: CaptureInfo, _ data: UnsafeRawBufferPointer) {
+        let length = min(data.count, 262_144)
+        (packets + count).initialize(to: (info, used))
+        if length > 0 { (bytes + used).copyMemory(from: data.baseAddress!, byteCount: length) }
+        used += length
+        count += 1
+    }
+
+    func reset() {
+        used = 0
+        count = 0
+    }
+
+    /// Calls `body` for each packet, in order.
+    func forEach(_ body: (CaptureInfo, UnsafeRawBufferPointer) -> Void) {
+        for i in 0..<count {
+            let start = packets[i].offset
+            let end = i + 1 < count ? packets[i + 1].offset : used
+            body(packets[i].info, UnsafeRawBufferPointer(start: bytes + start, count: end - start))
+        }
+    }
+}
+
+/// A blocking hand-over of batches between the reading thread and the processing thread, with
+/// a fixed number of batches in circulation (memory stays bounded).
+final class BatchChannel: @unchecked Sendable {
+    private var mutex = pthread_mutex_t()
+    private var changed = pthread_cond_t()
+    private var full: [PacketBatch] = []
+    private var empty: [PacketBatch]
+    private var finished = false
+
+    init(batches: Int) {
+        empty = (0..<batches).map { _ in PacketBatch() }
+        pthread_mutex_init(&mutex, nil)
+        pthread_cond_init(&changed, nil)
+    }
+
+    deinit {
+        pthread_mutex_destroy(&mutex)
+        pthread_cond_destroy(&changed)
+    }
+
+    private func locked<T>(_ body: () -> T) -> T {
+        pthread_mutex_lock(&mutex)
+        defer { pthread_mutex_unlock(&mutex) }
+        return body()
+    }
+
+    /// Reader side: an empty batch to fill (waits while all are in use).
+    func takeEmpty() -> PacketBatch {
+        locked {
+            while empty.isEmpty { pthread_cond_wait(&changed, &mutex) }
+            return empty.removeLast()
+        }
+    }
+
+    func putFull(_ batch: PacketBatch) {
+        locked {
+            full.append(batch)
+            pthread_cond_broadcast(&changed)
+        }
+    }
+
+    func finish() {
+        locked {
+            finished = true
+            pthread_cond_broadcast(&changed)
+        }
+    }
+
+    /// Processing side: the next filled batch, or nil once the reader finished and all are drained.
+    func takeFull() -> PacketBatch? {
+        locked {
+            while full.isEmpty && !finished { pthread_cond_wait(&changed, &mutex) }
+            return full.isEmpty ? nil : full.removeFirst()
+        }
+    }
+
+    func putEmpty(_ batch: PacketBatch) {
+        batch.reset()
+        locked {
+            empty.append(batch)
+            pthread_cond_broadcast(&changed)
+        }
+    }
+}
+
+/// Runs `body` on a new thread and returns a way to wait for it.
+final class Worker: @unchecked Sendable {
+    private var thread = pthread_t()
+    private let body: () -> Void
+
+    init(_ body: @escaping () -> Void) {
+        self.body = body
+        let context = Unmanaged.passRetained(self).toOpaque()
+        pthread_create(&thread, nil, { context in
+            let worker = Unmanaged<Worker>.fromOpaque(context!).takeRetainedValue()
+            worker.body()
+            return nil
+        }, context)
+    }
+
+    func join() { pthread_join(thread, nil) }
+}
+
+extension CaptureReader {
+    /// Like `read`, but libpcap reads on a second thread while `body` runs on this one; packets
+    /// arrive in the same order, so the results are identical.
+    public mutating func readConcurrently(_ body: (CaptureInfo, UnsafeRawBufferPointer) -> Void) {
+        let channel = BatchChannel(batches: 4)
+        let box = ReaderBox(self)
+        let worker = Worker {
+            var batch = channel.takeEmpty()
+            box.reader.read { info, data in
+                batch.append(info, data)
+                if batch.isFull {
+                    channel.putFull(batch)
+                    batch = channel.takeEmpty()
+                }
+            }
+            if batch.count == 0 { channel.putEmpty(batch) } else { channel.putFull(batch) }
+            channel.finish()
+        }
+        while let batch = channel.takeFull() {
+            batch.forEach(body)
+            channel.putEmpty(batch)
+        }
+        worker.join()
+        self = box.reader
+    }
+}
+
+/// Moves the reader to the reading thread and back after the join.
+private final class ReaderBox: @unchecked Sendable {
+    var reader: CaptureReader
+    init(_ reader: CaptureReader) { self.reader = reader }
+}
