@@ -6,7 +6,7 @@ import Glibc
 
 /// Packets copied out of libpcap's buffer into one block, so another thread can process them.
 /// Raw fixed-size storage: no array growth or exclusivity checks per packet.
-final class PacketBatch: @unchecked Sendable {
+final class PacketBatch: Batch, @unchecked Sendable {
     static let capacity = 4 << 20
     static let maxPackets = 32_768
     /// Room for one more packet of the largest snaplen after `capacity` is reached.
@@ -14,6 +14,8 @@ final class PacketBatch: @unchecked Sendable {
     private let packets = UnsafeMutablePointer<(info: CaptureInfo, offset: Int)>.allocate(capacity: maxPackets)
     private var used = 0
     private(set) var count = 0
+
+    init() {}
 
     deinit {
         bytes.deallocate()
@@ -45,17 +47,23 @@ final class PacketBatch: @unchecked Sendable {
     }
 }
 
-/// A blocking hand-over of batches between the reading thread and the processing thread, with
-/// a fixed number of batches in circulation (memory stays bounded).
-final class BatchChannel: @unchecked Sendable {
+/// Something a producer thread fills and a consumer thread drains.
+public protocol Batch: AnyObject {
+    init()
+    func reset()
+}
+
+/// A blocking hand-over of batches between a producing and a consuming thread, with a fixed
+/// number of batches in circulation (memory stays bounded).
+public final class BatchChannel<Item: Batch>: @unchecked Sendable {
     private var mutex = pthread_mutex_t()
     private var changed = pthread_cond_t()
-    private var full: [PacketBatch] = []
-    private var empty: [PacketBatch]
+    private var full: [Item] = []
+    private var empty: [Item]
     private var finished = false
 
-    init(batches: Int) {
-        empty = (0..<batches).map { _ in PacketBatch() }
+    public init(batches: Int) {
+        empty = (0..<batches).map { _ in Item() }
         pthread_mutex_init(&mutex, nil)
         pthread_cond_init(&changed, nil)
     }
@@ -71,37 +79,37 @@ final class BatchChannel: @unchecked Sendable {
         return body()
     }
 
-    /// Reader side: an empty batch to fill (waits while all are in use).
-    func takeEmpty() -> PacketBatch {
+    /// Producer side: an empty batch to fill (waits while all are in use).
+    public func takeEmpty() -> Item {
         locked {
             while empty.isEmpty { pthread_cond_wait(&changed, &mutex) }
             return empty.removeLast()
         }
     }
 
-    func putFull(_ batch: PacketBatch) {
+    public func putFull(_ batch: Item) {
         locked {
             full.append(batch)
             pthread_cond_broadcast(&changed)
         }
     }
 
-    func finish() {
+    public func finish() {
         locked {
             finished = true
             pthread_cond_broadcast(&changed)
         }
     }
 
-    /// Processing side: the next filled batch, or nil once the reader finished and all are drained.
-    func takeFull() -> PacketBatch? {
+    /// Consumer side: the next filled batch, or nil once the producer finished and all are drained.
+    public func takeFull() -> Item? {
         locked {
             while full.isEmpty && !finished { pthread_cond_wait(&changed, &mutex) }
             return full.isEmpty ? nil : full.removeFirst()
         }
     }
 
-    func putEmpty(_ batch: PacketBatch) {
+    public func putEmpty(_ batch: Item) {
         batch.reset()
         locked {
             empty.append(batch)
@@ -111,11 +119,11 @@ final class BatchChannel: @unchecked Sendable {
 }
 
 /// Runs `body` on a new thread and returns a way to wait for it.
-final class Worker: @unchecked Sendable {
+public final class Worker: @unchecked Sendable {
     private var thread = pthread_t()
     private let body: () -> Void
 
-    init(_ body: @escaping () -> Void) {
+    public init(_ body: @escaping () -> Void) {
         self.body = body
         let context = Unmanaged.passRetained(self).toOpaque()
         pthread_create(&thread, nil, { context in
@@ -125,14 +133,14 @@ final class Worker: @unchecked Sendable {
         }, context)
     }
 
-    func join() { pthread_join(thread, nil) }
+    public func join() { pthread_join(thread, nil) }
 }
 
 extension CaptureReader {
     /// Like `read`, but libpcap reads on a second thread while `body` runs on this one; packets
     /// arrive in the same order, so the results are identical.
     public mutating func readConcurrently(_ body: (CaptureInfo, UnsafeRawBufferPointer) -> Void) {
-        let channel = BatchChannel(batches: 4)
+        let channel = BatchChannel<PacketBatch>(batches: 4)
         let box = ReaderBox(self)
         let worker = Worker {
             var batch = channel.takeEmpty()

@@ -148,7 +148,7 @@ public struct AnalysisReport: Codable, Sendable {
 }
 
 extension AnalysisReport {
-    public init<S: StreamSink>(analyzer: Analyzer, table: FlowTable<S>, flows: FlowsReport, choice: DissectorChoice) {
+    public init(analyzer: Analyzer, flows: FlowsReport, choice: DissectorChoice) {
         inputs = flows.inputs
         packets = flows.packets
         limits = flows.limits

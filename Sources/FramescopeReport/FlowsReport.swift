@@ -115,15 +115,11 @@ public struct FlowsReport: Codable, Sendable {
 }
 
 extension FlowsReport {
-    public init<S: StreamSink>(
-        collector: FlowsCollector, table: FlowTable<S>, inputs: [Input]
-    ) {
+    public init(collector: FlowsCollector, decode: DecodeStatistics, context: ReassemblyContext, inputs: [Input]) {
         self.inputs = inputs
-        let decode = table.decodeStatistics
         var skipped: [String: Int] = [:]
         for reason in SkipReason.allCases where decode[reason] > 0 { skipped[reason.description] = decode[reason] }
         packets = Packets(total: decode.packets, tcp: decode.tcpSegments, skipped: skipped)
-        let context = table.context
         let summaries = collector.sortedConnections
         limits = Limits(
             peakBufferedBytes: context.peakBufferedBytes,

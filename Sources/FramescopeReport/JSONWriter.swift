@@ -48,6 +48,19 @@ public struct JSONWriter {
     // MARK: Values
 
     public mutating func string(_ value: String) {
+        var value = value
+        let plain = value.withUTF8 { utf8 in
+            // Most strings need no escaping: copy them whole.
+            guard !utf8.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C }) else { return false }
+            buffer.append(0x22)
+            buffer.append(contentsOf: utf8)
+            buffer.append(0x22)
+            return true
+        }
+        if plain {
+            if buffer.count >= 1 << 16 { flush() }
+            return
+        }
         append("\"")
         for unit in value.utf8 {
             switch unit {
@@ -65,7 +78,32 @@ public struct JSONWriter {
         append("\"")
     }
 
-    public mutating func int<T: BinaryInteger>(_ value: T) { append(String(value)) }
+    public mutating func int(_ value: Int) { int64(Int64(value)) }
+
+    public mutating func int(_ value: Int64) { int64(value) }
+
+    public mutating func int(_ value: UInt64) {
+        if value <= UInt64(Int64.max) { int64(Int64(value)) } else { append(String(value)) }
+    }
+
+    /// Decimal digits straight into the buffer, no String in between.
+    private mutating func int64(_ value: Int64) {
+        if value < 0 {
+            if value == .min { return append(String(value)) }
+            buffer.append(0x2D)
+            return int64(-value)
+        }
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes: enough for 19 digits
+        var n = value, count = 0
+        withUnsafeMutableBytes(of: &digits) { d in
+            repeat {
+                d[23 - count] = UInt8(0x30 + n % 10)
+                n /= 10
+                count += 1
+            } while n > 0
+            buffer.append(contentsOf: UnsafeRawBufferPointer(rebasing: d[(24 - count)...]))
+        }
+    }
 
     public mutating func double(_ value: Double) {
         if value == value.rounded() && abs(value) < 1e15 { append(String(Int64(value))) } else { append(String(value)) }
@@ -87,7 +125,17 @@ public struct JSONWriter {
         if let value { string(value) } else { null() }
     }
 
-    public mutating func field<T: BinaryInteger>(_ key: String, _ value: T) {
+    public mutating func field(_ key: String, _ value: Int) {
+        self.key(key)
+        int(value)
+    }
+
+    public mutating func field(_ key: String, _ value: Int64) {
+        self.key(key)
+        int(value)
+    }
+
+    public mutating func field(_ key: String, _ value: UInt64) {
         self.key(key)
         int(value)
     }
@@ -137,13 +185,26 @@ public struct JSONWriter {
         newline()
     }
 
+    private static let spaces = [UInt8](repeating: 0x20, count: 256)
+
     private mutating func newline() {
         buffer.append(0x0A)
-        buffer += repeatElement(0x20, count: depth * 2)
+        var indent = depth * 2
+        while indent > 0 {
+            let n = min(indent, Self.spaces.count)
+            buffer.append(contentsOf: Self.spaces[0..<n])
+            indent -= n
+        }
+    }
+
+    private mutating func append(_ text: StaticString) {
+        text.withUTF8Buffer { buffer.append(contentsOf: $0) }
+        if buffer.count >= 1 << 16 { flush() }
     }
 
     private mutating func append(_ text: String) {
-        buffer += text.utf8
+        var text = text
+        text.withUTF8 { buffer.append(contentsOf: $0) }
         if buffer.count >= 1 << 16 { flush() }
     }
 

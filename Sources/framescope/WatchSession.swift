@@ -73,10 +73,10 @@ final class WatchSession {
         capture.flush()
         table.finish()
         view.finish()
-        let flows = FlowsReport(collector: table.sink.second, table: table, inputs: [
+        let flows = FlowsReport(collector: table.sink.second, decode: table.decodeStatistics, context: table.context, inputs: [
             FlowsReport.Input(path: capture.options.interface, packets: packets, firstFrame: 1, reader: "libpcap-live", error: failure),
         ])
-        return AnalysisReport(analyzer: table.sink.first, table: table, flows: flows, choice: choice)
+        return AnalysisReport(analyzer: table.sink.first, flows: flows, choice: choice)
     }
 
     private func installSignalHandlers() {

@@ -220,7 +220,7 @@ struct DirectionAnalyzer {
     ) -> Int {
         let inChunk = Int64(length - consumed - prior)
         precondition(inChunk >= 0, "a frame shorter than the bytes it was decided on")
-        header.removeAll(keepingCapacity: true)
+        if !header.isEmpty { header.removeAll(keepingCapacity: true) }
         consumed = 0
         let available = Int64(bytes.count - i)
         if inChunk <= available {

@@ -36,6 +36,9 @@ public struct CountHistogram: Sendable, Equatable {
 public struct QuantileHistogram: Sendable, Equatable {
     public let bits: Int
     private var buckets: [UInt32] = []
+    /// Zeros are counted apart: most messages arrive in one segment (latency 0), and a counter
+    /// is cheaper than a bucket.
+    private var zeros = 0
     public private(set) var count = 0
     public private(set) var minimum: Int64 = .max
     public private(set) var maximum: Int64 = 0
@@ -47,7 +50,13 @@ public struct QuantileHistogram: Sendable, Equatable {
     }
 
     public mutating func add(_ value: Int64) {
-        let v = max(0, value)
+        guard value > 0 else {
+            zeros += 1
+            count += 1
+            minimum = 0
+            return
+        }
+        let v = value
         let index = bucket(v)
         if index >= buckets.count { buckets += [UInt32](repeating: 0, count: index + 1 - buckets.count) }
         buckets[index] &+= 1
@@ -60,6 +69,7 @@ public struct QuantileHistogram: Sendable, Equatable {
     /// Adds `other`'s counts; values keep `other`'s precision when it is coarser.
     public mutating func merge(_ other: QuantileHistogram) {
         guard other.count > 0 else { return }
+        zeros += other.zeros
         if other.bits == bits {
             if other.buckets.count > buckets.count { buckets += [UInt32](repeating: 0, count: other.buckets.count - buckets.count) }
             for i in other.buckets.indices { buckets[i] &+= other.buckets[i] }
@@ -80,7 +90,8 @@ public struct QuantileHistogram: Sendable, Equatable {
     public func quantile(_ q: Double) -> Int64 {
         guard count > 0 else { return 0 }
         let rank = max(1, Int((q * Double(count)).rounded(.up)))
-        var seen = 0
+        if rank <= zeros { return 0 }
+        var seen = zeros
         for (i, n) in buckets.enumerated() where n > 0 {
             seen += Int(n)
             if seen >= rank { return min(max(lowerBound(i), minimum), maximum) }

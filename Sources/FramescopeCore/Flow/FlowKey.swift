@@ -6,4 +6,29 @@ struct FlowKey: Hashable {
     init(_ a: Endpoint, _ b: Endpoint) {
         if a < b { low = a; high = b } else { low = b; high = a }
     }
+
+    /// A placeholder for empty index entries.
+    static let none = FlowKey(Endpoint(address: IPAddress(high: 0, low: 0), port: 0), Endpoint(address: IPAddress(high: 0, low: 0), port: 0))
+
+    /// A cheap, well-mixed hash of every field (for `FlowIndex`).
+    var mixedHash: UInt64 {
+        var h = low.address.low &* 0x9E37_79B9_7F4A_7C15
+        h ^= high.address.low &* 0xC2B2_AE3D_27D4_EB4F
+        h ^= (low.address.high ^ (high.address.high << 17 | high.address.high >> 47)) &* 0x1656_67B1_9E37_79F9
+        h ^= UInt64(low.port) << 48 | UInt64(high.port) << 32
+        return (h ^ (h >> 29)) &* 0xBF58_476D_1CE4_E5B9 ^ (h >> 32)
+    }
+
+    /// One mixed word into the hasher instead of every field: the flow table hashes once per packet.
+    func hash(into hasher: inout Hasher) {
+        var h = low.address.low &* 0x9E37_79B9_7F4A_7C15
+        h ^= high.address.low &* 0xC2B2_AE3D_27D4_EB4F
+        h ^= (low.address.high ^ high.address.high.rotated(by: 17)) &* 0x1656_67B1_9E37_79F9
+        h ^= UInt64(low.port) << 48 | UInt64(high.port) << 32
+        hasher.combine(h)
+    }
+}
+
+extension UInt64 {
+    fileprivate func rotated(by n: UInt64) -> UInt64 { self << n | self >> (64 - n) }
 }

@@ -15,7 +15,7 @@ public struct FlowTable<Sink: StreamSink> {
     /// optional: reading a field through `slots[i]!` copies the whole connection.
     private var slots: [Connection] = []
     private var freeSlots: [Int] = []
-    private var index: [FlowKey: Int] = [:]
+    private var index = FlowIndex()
     private var clock = Timestamp(nanoseconds: .min)
     private var nextSweep = Timestamp(nanoseconds: .min)
 
@@ -66,7 +66,7 @@ public struct FlowTable<Sink: StreamSink> {
 
     /// Finalizes every connection still open, in ID order.
     public mutating func finish() {
-        let open = index.values.sorted { slots[$0].info.id < slots[$1].info.id }
+        let open = index.entries.map(\.slot).sorted { slots[$0].info.id < slots[$1].info.id }
         for slot in open { finalize(slot: slot, reason: .endOfInput) }
     }
 
@@ -97,7 +97,7 @@ public struct FlowTable<Sink: StreamSink> {
             slots.append(connection)
             slot = slots.count - 1
         }
-        index[key] = slot
+        index.insert(key, slot: slot)
         sink.connectionOpened(info)
         return slot
     }
@@ -120,7 +120,7 @@ public struct FlowTable<Sink: StreamSink> {
         connection.clientToServer.flush(route: .init(connection: id, direction: .clientToServer), context: &context, sink: &sink)
         connection.serverToClient.flush(route: .init(connection: id, direction: .serverToClient), context: &context, sink: &sink)
         sink.connectionClosed(connection.summary(finalizedBy: reason))
-        index[connection.key] = nil
+        index.remove(connection.key)
         freeSlots.append(slot)
     }
 

@@ -28,6 +28,19 @@ public struct StreamChunk {
     /// 1-based frame number of the segment that carried these bytes.
     public var frame: UInt64
     public var timestamp: Timestamp
+
+    public init(
+        connection: ConnectionID, direction: Direction, offset: Int64, capturedOffset: Int64, bytes: UnsafeRawBufferPointer,
+        frame: UInt64, timestamp: Timestamp
+    ) {
+        self.connection = connection
+        self.direction = direction
+        self.offset = offset
+        self.capturedOffset = capturedOffset
+        self.bytes = bytes
+        self.frame = frame
+        self.timestamp = timestamp
+    }
 }
 
 public enum GapReason: String, Sendable {

@@ -38,9 +38,9 @@ extension Framescope {
             var pipeline = try Pipeline(input: input, limits: limits, sink: SinkPair(analyzer, FlowsCollector()))
             let errors = pipeline.run()
             try writer?.close()
-            let sinks = pipeline.table.sink
-            let flows = FlowsReport(collector: sinks.second, table: pipeline.table, inputs: pipeline.inputs)
-            let report = AnalysisReport(analyzer: sinks.first, table: pipeline.table, flows: flows, choice: choice)
+            let sinks = pipeline.sink
+            let flows = FlowsReport(collector: sinks.second, decode: pipeline.decodeStatistics, context: pipeline.context, inputs: pipeline.inputs)
+            let report = AnalysisReport(analyzer: sinks.first, flows: flows, choice: choice)
             try out.write(report)
             try finish(with: errors)
         }

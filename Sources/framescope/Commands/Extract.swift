@@ -27,7 +27,7 @@ extension Framescope {
             try makeDirectories(out)
             var pipeline = try Pipeline(input: input, limits: limits, sink: StreamExtractor(directory: out))
             let errors = pipeline.run()
-            let extractor = pipeline.table.sink
+            let extractor = pipeline.sink
             let index = extractor.index
             try emit(JSONOutput.encode(index), to: out + "/index.json")
             for problem in extractor.writeErrors { writeError("framescope: \(problem)\n") }

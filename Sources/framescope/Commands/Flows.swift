@@ -21,7 +21,7 @@ extension Framescope {
         func run() throws {
             var pipeline = try Pipeline(input: input, limits: limits, sink: FlowsCollector())
             let errors = pipeline.run()
-            let report = FlowsReport(collector: pipeline.table.sink, table: pipeline.table, inputs: pipeline.inputs)
+            let report = FlowsReport(collector: pipeline.sink, decode: pipeline.decodeStatistics, context: pipeline.context, inputs: pipeline.inputs)
             try out.write(report, text: FlowsTextFormatter.render)
             try finish(with: errors)
         }
