@@ -30,6 +30,6 @@ let package = Package(
         .executableTarget(name: "pcap-floor", dependencies: ["CPcap"]),
         .testTarget(name: "FramescopeCoreTests", dependencies: ["FramescopeCore"]),
         .testTarget(name: "FramescopeCaptureTests", dependencies: ["FramescopeCapture", "FramescopeReport"]),
-        .testTarget(name: "FramescopeCLITests", dependencies: ["framescope"]),
+        .testTarget(name: "FramescopeCLITests", dependencies: ["framescope"], exclude: ["Fixtures"]),
     ]
 )

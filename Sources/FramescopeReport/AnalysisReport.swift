@@ -1,14 +1,17 @@
 import FramescopeCore
 
 /// The `analyze --format json` document, schema `framescope.report/1` (docs/json-schemas.md).
-public struct AnalysisReport: Codable, Sendable {
+public struct AnalysisReport: Sendable {
     public var schema = "framescope.report/1"
     public var inputs: [FlowsReport.Input]
     public var packets: FlowsReport.Packets
     public var limits: FlowsReport.Limits
     public var dissectors: Dissectors
     public var totals: Totals
-    public var connections: [Connection]
+    /// The analyses behind `connections`, converted one at a time when written (a report can
+    /// list 50,000 connections).
+    public let analyses: [ConnectionAnalysis]
+    public var connections: LazyMapSequence<[ConnectionAnalysis], Connection> { analyses.lazy.map(Connection.init) }
     /// Evidence, in stream order per connection (the first 10,000).
     public var events: [Event]
     public var eventsTotal: Int
@@ -156,7 +159,7 @@ extension AnalysisReport {
             default: choice.byDefault?.text, defaultName: choice.byDefault?.name,
             byServerPort: Dictionary(uniqueKeysWithValues: choice.byServerPort.map { (String($0.key), $0.value.text) }))
         let analyses = analyzer.sortedConnections
-        connections = analyses.map { Connection($0) }
+        self.analyses = analyses
         var perDirection = analyzer.folded
         for a in analyses where !a.directions.isEmpty {
             for d in Direction.allCases { perDirection[d.rawValue].merge(a.directions[d.rawValue]) }

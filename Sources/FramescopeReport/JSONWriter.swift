@@ -38,11 +38,27 @@ public struct JSONWriter {
 
     /// Starts the member `key` of the current object; the value follows.
     public mutating func key(_ key: String) {
-        assert(stack.last?.lastKey.map { $0 < key } ?? true, "JSON keys out of order: \(key) after \(stack.last?.lastKey ?? "")")
+        checkOrder(key)
         member()
-        stack[stack.count - 1].lastKey = key
         string(key)
-        append(" : ")
+        append(" : " as StaticString)
+    }
+
+    /// A literal key: plain ASCII, so it is copied without an escape scan.
+    public mutating func key(_ key: StaticString) {
+        checkOrder(key.description)
+        member()
+        buffer.append(0x22)
+        key.withUTF8Buffer { buffer.append(contentsOf: $0) }
+        append("\" : " as StaticString)
+    }
+
+    private mutating func checkOrder(_ key: @autoclosure () -> String) {
+        #if DEBUG
+        let k = key()
+        assert(stack.last?.lastKey.map { $0 < k } ?? true, "JSON keys out of order: \(k) after \(stack.last?.lastKey ?? "")")
+        stack[stack.count - 1].lastKey = k
+        #endif
     }
 
     // MARK: Values
@@ -109,11 +125,55 @@ public struct JSONWriter {
         if value == value.rounded() && abs(value) < 1e15 { append(String(Int64(value))) } else { append(String(value)) }
     }
 
-    public mutating func bool(_ value: Bool) { append(value ? "true" : "false") }
+    public mutating func bool(_ value: Bool) { append(value ? "true" as StaticString : "false") }
 
-    public mutating func null() { append("null") }
+    public mutating func null() { append("null" as StaticString) }
 
-    // MARK: Convenience
+    // MARK: Convenience (literal keys)
+
+    public mutating func field(_ key: StaticString, _ value: String) {
+        self.key(key)
+        string(value)
+    }
+
+    public mutating func field(_ key: StaticString, _ value: String?) {
+        self.key(key)
+        if let value { string(value) } else { null() }
+    }
+
+    public mutating func field(_ key: StaticString, _ value: Int) {
+        self.key(key)
+        int(value)
+    }
+
+    public mutating func field(_ key: StaticString, _ value: Int64) {
+        self.key(key)
+        int(value)
+    }
+
+    public mutating func field(_ key: StaticString, _ value: UInt64) {
+        self.key(key)
+        int(value)
+    }
+
+    public mutating func field(_ key: StaticString, _ value: Double) {
+        self.key(key)
+        double(value)
+    }
+
+    public mutating func field(_ key: StaticString, _ value: Bool) {
+        self.key(key)
+        bool(value)
+    }
+
+    public mutating func field(_ key: StaticString, counts: [String: Int]) {
+        self.key(key)
+        object { w in
+            for (k, v) in counts.sorted(by: { $0.key < $1.key }) { w.field(k, v) }
+        }
+    }
+
+    // MARK: Convenience (computed keys)
 
     public mutating func field(_ key: String, _ value: String) {
         self.key(key)
@@ -150,17 +210,10 @@ public struct JSONWriter {
         bool(value)
     }
 
-    /// An object of `[String: Int]` with sorted keys.
-    public mutating func field(_ key: String, counts: [String: Int]) {
-        self.key(key)
-        object { w in
-            for (k, v) in counts.sorted(by: { $0.key < $1.key }) { w.field(k, v) }
-        }
-    }
 
     /// Writes what is buffered; call once at the end.
     public mutating func finish() {
-        append("\n")
+        append("\n" as StaticString)
         flush()
     }
 
@@ -180,7 +233,7 @@ public struct JSONWriter {
     }
 
     private mutating func member() {
-        if stack[stack.count - 1].hasMember { append(",") }
+        if stack[stack.count - 1].hasMember { buffer.append(0x2C) }
         stack[stack.count - 1].hasMember = true
         newline()
     }

@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Delimiter framing: a frame ends with (and includes) `delimiter`. A frame longer than
 /// `maxFrameLength` with no delimiter is malformed. Each byte is scanned once: scanned bytes
 /// are handed back (`needMoreData(scanned:)`) except the last `delimiter.count - 1`, which may
@@ -17,10 +21,13 @@ public struct DelimiterDissector: FrameDissector, Sendable, Equatable {
     public mutating func reset() {}
 
     public func decode(_ b: UnsafeRawBufferPointer, consumed: Int) -> DecodeStep {
-        let last = delimiter[delimiter.count - 1]
+        let last = Int32(delimiter[delimiter.count - 1])
         var i = delimiter.count - 1
-        while i < b.count {
-            if b[i] == last && matches(b, endingAt: i) {
+        while i < b.count, let base = b.baseAddress {
+            // memchr finds the delimiter's last byte many bytes at a time.
+            guard let hit = memchr(base + i, last, b.count - i) else { break }
+            i = base.distance(to: UnsafeRawPointer(hit))
+            if matches(b, endingAt: i) {
                 let length = consumed + i + 1
                 return length <= maxFrameLength ? .frame(length: length, type: nil) : .malformed(.delimiterNotFound)
             }

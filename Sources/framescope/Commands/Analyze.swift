@@ -35,7 +35,7 @@ extension Framescope {
             var analyzer = Analyzer(choice: choice)
             let writer = try messages.map { try MessageWriter(path: $0) }
             if let writer { analyzer.onMessage = { writer.write($0) } }
-            var pipeline = try Pipeline(input: input, limits: limits, sink: SinkPair(analyzer, FlowsCollector()))
+            var pipeline = try Pipeline(input: input, limits: limits, sink: SinkPair(analyzer, FlowsCollector(retainSummaries: false)))
             let errors = pipeline.run()
             try writer?.close()
             let sinks = pipeline.sink
