@@ -3,8 +3,10 @@ public struct DirectionAnalysis: Sendable, Equatable {
     public var messages = 0
     public var messageBytes: Int64 = 0
     public var sizes = QuantileHistogram()
-    /// Messages by type value, when the dissector reads a type.
-    public var types: [UInt64: Int] = [:]
+    /// Type values below 256, counted in an array (no hashing per message).
+    private var smallTypes: [UInt32] = []
+    /// Larger type values.
+    private var largeTypes: [UInt64: Int] = [:]
     /// Segments that carried bytes this dissector looked at (contributed new stream bytes).
     public var segments = 0
     /// Messages whose bytes arrived in two or more segments, and segments per message.
@@ -34,11 +36,30 @@ public struct DirectionAnalysis: Sendable, Equatable {
 
     public init() {}
 
+    /// Messages by type value, when the dissector reads a type.
+    public var types: [UInt64: Int] {
+        var all = largeTypes
+        for (value, n) in smallTypes.enumerated() where n > 0 { all[UInt64(value)] = Int(n) }
+        return all
+    }
+
+    mutating func countType(_ value: UInt64) {
+        if value < 256 {
+            let i = Int(value)
+            if i >= smallTypes.count { smallTypes += [UInt32](repeating: 0, count: i + 1 - smallTypes.count) }
+            smallTypes[i] &+= 1
+        } else {
+            largeTypes[value, default: 0] += 1
+        }
+    }
+
     public mutating func merge(_ o: DirectionAnalysis) {
         messages += o.messages
         messageBytes += o.messageBytes
         sizes.merge(o.sizes)
-        types.merge(o.types, uniquingKeysWith: +)
+        if o.smallTypes.count > smallTypes.count { smallTypes += [UInt32](repeating: 0, count: o.smallTypes.count - smallTypes.count) }
+        for (i, n) in o.smallTypes.enumerated() { smallTypes[i] &+= n }
+        largeTypes.merge(o.largeTypes, uniquingKeysWith: +)
         segments += o.segments
         partialMessages += o.partialMessages
         segmentsPerMessage.merge(o.segmentsPerMessage)

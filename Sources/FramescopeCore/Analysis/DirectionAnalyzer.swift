@@ -260,7 +260,7 @@ struct DirectionAnalyzer {
         analysis.messageBytes += length
         analysis.sizes.add(length)
         log.sizes[direction.rawValue].add(length)
-        if let type = m.type { analysis.types[type, default: 0] += 1 }
+        if let type = m.type { analysis.countType(type) }
         analysis.segmentsPerMessage.add(m.segments)
         if m.segments >= 2 { analysis.partialMessages += 1 }
         if !(m.atSegmentStart && m.segments == 1) { analysis.naiveReaderLoss += 1 }
