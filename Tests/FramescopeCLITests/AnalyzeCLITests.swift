@@ -102,3 +102,34 @@ import Testing
         #expect(result.stderr.contains("give --dissector SPEC"))
     }
 }
+
+@Suite struct ThreadsAndSynthTests {
+    let cli = CLITests()
+
+    @Test func oneAndTwoThreadsGiveIdenticalReports() throws {
+        let path = CLITests.root.appendingPathComponent("samples/seed-0xff-command.pcap").path
+        let spec = "length:offset=4,width=4,magic=000000ff,type=8:4"
+        let one = try cli.run(["analyze", path, "--dissector", spec, "--format", "json", "-t", "1"])
+        let two = try cli.run(["analyze", path, "--dissector", spec, "--format", "json", "-t", "2"])
+        #expect(one.status == 0 && two.status == 0)
+        #expect(one.stdout == two.stdout)
+        #expect(try cli.run(["flows", path, "-t", "1"]).stdout == cli.run(["flows", path, "-t", "2"]).stdout)
+    }
+
+    @Test(arguments: ["varint", "length", "lines"])
+    func aSyntheticCaptureAnalyzesToItsTruth(framing: String) throws {
+        let path = NSTemporaryDirectory() + "framescope-synth-\(UUID().uuidString).pcap"
+        let made = try cli.run(["synth", "--size", "3M", "--flows", "40", "--framing", framing, "--seed", "7", "-o", path])
+        #expect(made.status == 0, "\(made.stderr)")
+        let truth = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path + ".truth.json"))) as? [String: Any])
+        #expect(truth["outOfOrderSegments"] as? Int ?? 0 > 0 && truth["retransmittedSegments"] as? Int ?? 0 > 0)
+        let report = try cli.run(["analyze", path, "--dissector", truth["spec"] as! String, "--format", "json"])
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(report.stdout.utf8)) as? [String: Any])
+        let totals = try #require(json["totals"] as? [String: Any])
+        let up = try #require(totals["clientToServer"] as? [String: Any]), down = try #require(totals["serverToClient"] as? [String: Any])
+        #expect(up["messages"] as? Int == truth["messagesClientToServer"] as? Int)
+        #expect(down["messages"] as? Int == truth["messagesServerToClient"] as? Int)
+        #expect((totals["all"] as? [String: Any])?["malformed"] as? Int == 0)
+        #expect(totals["connections"] as? Int == truth["connections"] as? Int)
+    }
+}
