@@ -8,6 +8,8 @@ let package = Package(
     products: [
         .executable(name: "framescope", targets: ["framescope"]),
         .library(name: "FramescopeCore", targets: ["FramescopeCore"]),
+        .library(name: "FramescopeCapture", targets: ["FramescopeCapture"]),
+        .library(name: "FramescopeReport", targets: ["FramescopeReport"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),

@@ -1,0 +1,38 @@
+// A whole capture file through libpcap (and the pcapng fallback reader), the flow table and the
+// analyzer: whatever the bytes, no crash, and an unreadable file is an error, not a trap.
+import FramescopeCapture
+import FramescopeCore
+import Glibc
+
+let path = "/dev/shm/framescope-fuzz-\(getpid()).pcap"
+let choice = DissectorChoice(byDefault: try! DissectorSpec(parsing: "varint"), byServerPort: [80: try! DissectorSpec(parsing: "lines")])
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzz(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
+    guard let file = fopen(path, "wb") else { return 0 }
+    fwrite(start, 1, count, file)
+    fclose(file)
+    var options = ReassemblyOptions()
+    options.maxConnections = 64
+    options.maxBufferedBytesTotal = 1 << 20
+    var table = FlowTable(sink: Analyzer(choice: choice), options: options)
+    var reader = CaptureReader(paths: [path])
+    reader.read { info, bytes in table.process(bytes, info: info) }
+    table.finish()
+    precondition(table.context.bufferedBytes == 0)
+    return 0
+}
+
+// SwiftPM links executables with main = FuzzCapture_main; hand control to libFuzzer's driver.
+@_silgen_name("LLVMFuzzerRunDriver")
+func LLVMFuzzerRunDriver(
+    _ argc: UnsafeMutablePointer<Int32>, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>,
+    _ callback: @convention(c) (UnsafeRawPointer, Int) -> CInt
+) -> CInt
+
+@_cdecl("FuzzCapture_main")
+func fuzzerMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+    var count = argc
+    var arguments = argv
+    return LLVMFuzzerRunDriver(&count, &arguments) { data, size in fuzz(data, size) }
+}

@@ -1,0 +1,36 @@
+// The SPEC grammar and protocol files (JSON or YAML) on arbitrary text.
+import FramescopeCore
+import FramescopeReport
+import Foundation
+
+let probe: [UInt8] = [0, 0, 0, 0xFF, 0, 0, 0, 8, 0, 0, 0, 1, 65, 66, 67, 68, 0x0D, 0x0A, 0x80, 0x01]
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzz(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
+    let data = Data(bytes: start, count: count)
+    let text = String(decoding: data, as: UTF8.self)
+    var specs: [DissectorSpec] = []
+    if let spec = try? DissectorSpec(parsing: text) { specs.append(spec) }
+    if let spec = try? ProtocolFile.parse(data, path: "fuzz") { specs.append(spec) }
+    for spec in specs {
+        for isClient in [true, false] {
+            var dissector = spec.makeDissector(isClient: isClient)
+            _ = probe.withUnsafeBytes { dissector.decode($0, consumed: 0) }
+        }
+    }
+    return 0
+}
+
+// SwiftPM links executables with main = FuzzSpec_main; hand control to libFuzzer's driver.
+@_silgen_name("LLVMFuzzerRunDriver")
+func LLVMFuzzerRunDriver(
+    _ argc: UnsafeMutablePointer<Int32>, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>,
+    _ callback: @convention(c) (UnsafeRawPointer, Int) -> CInt
+) -> CInt
+
+@_cdecl("FuzzSpec_main")
+func fuzzerMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+    var count = argc
+    var arguments = argv
+    return LLVMFuzzerRunDriver(&count, &arguments) { data, size in fuzz(data, size) }
+}
