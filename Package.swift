@@ -32,6 +32,6 @@ let package = Package(
         .executableTarget(name: "pcap-floor", dependencies: ["CPcap"]),
         .testTarget(name: "FramescopeCoreTests", dependencies: ["FramescopeCore"]),
         .testTarget(name: "FramescopeCaptureTests", dependencies: ["FramescopeCapture", "FramescopeReport"]),
-        .testTarget(name: "FramescopeCLITests", dependencies: ["framescope"], exclude: ["Fixtures"]),
+        .testTarget(name: "FramescopeCLITests", dependencies: ["framescope", "FramescopeCore"], exclude: ["Fixtures"]),
     ]
 )

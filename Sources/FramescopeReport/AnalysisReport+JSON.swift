@@ -45,6 +45,7 @@ extension AnalysisReport {
                 w.field("connectionLimitEvictions", limits.connectionLimitEvictions)
                 w.field("directionsWithoutConflictCheck", limits.directionsWithoutConflictCheck)
                 w.field("globalLimitEvictions", limits.globalLimitEvictions)
+                w.field("lateBytes", limits.lateBytes)
                 w.field("peakBufferedBytes", limits.peakBufferedBytes)
             }
             w.key("packets")

@@ -179,7 +179,7 @@ extension AnalysisReport {
         let endpoints = Dictionary(uniqueKeysWithValues: analyses.map { ($0.summary.info.id, ($0.summary.info.client, $0.summary.info.server)) })
         events = analyzer.log.events.map { Event($0, endpoints: endpoints[$0.connection]) }
         eventsTotal = analyzer.log.total
-        warnings = Self.warnings(analyses: analyses, limits: flows.limits, inputs: flows.inputs)
+        warnings = Self.warnings(analyzer: analyzer, analyses: analyses, limits: flows.limits, inputs: flows.inputs)
     }
 
     /// Adds a live capture's figures; drops go first among the warnings, because drops turn into gaps.
@@ -193,7 +193,9 @@ extension AnalysisReport {
         }
     }
 
-    private static func warnings(analyses: [ConnectionAnalysis], limits: FlowsReport.Limits, inputs: [FlowsReport.Input]) -> [String] {
+    private static func warnings(
+        analyzer: Analyzer, analyses: [ConnectionAnalysis], limits: FlowsReport.Limits, inputs: [FlowsReport.Input]
+    ) -> [String] {
         var out: [String] = []
         for input in inputs where input.error != nil { out.append("input broken: \(input.error!)") }
         let over = analyses.reduce(0) { $0 + $1.summary.directions.reduce(0) { $0 + $1.segmentsOverMSS } }
@@ -204,6 +206,12 @@ extension AnalysisReport {
         }
         if limits.bufferLimitGaps + limits.connectionLimitEvictions > 0 {
             out.append("memory limits were reached (\(limits.bufferLimitGaps) holes skipped early, \(limits.connectionLimitEvictions) connections finalized early): figures are degraded there")
+        }
+        if analyzer.log.resyncBudgetExhausted > 0 {
+            out.append("\(analyzer.log.resyncBudgetExhausted) directions gave up resynchronising because all resync windows together reached their limit")
+        }
+        if analyzer.foldedConnections > 0 {
+            out.append("\(analyzer.foldedConnections) connections are counted in the totals but not listed (--max-listed-connections)")
         }
         if !analyses.isEmpty && analyses.allSatisfy({ $0.spec == nil }) {
             out.append("no connection matched a dissector: give --dissector SPEC, or PORT=SPEC for the server port")

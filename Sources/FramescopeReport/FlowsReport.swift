@@ -35,6 +35,8 @@ public struct FlowsReport: Codable, Sendable {
     public struct Limits: Codable, Sendable {
         public var peakBufferedBytes: Int
         public var bufferLimitGaps: Int
+        /// Bytes that arrived for holes already skipped by a buffer limit (not delivered).
+        public var lateBytes: Int64
         public var globalLimitEvictions: Int
         public var connectionLimitEvictions: Int
         public var directionsWithoutConflictCheck: Int
@@ -73,6 +75,8 @@ public struct FlowsReport: Codable, Sendable {
         public var retransmissions: Int
         public var outOfOrder: Int
         public var keepAlives: Int
+        /// Bytes that arrived after their hole was skipped by a buffer limit.
+        public var lateBytes: Int64
         public var syn: Bool
         public var fin: Bool
         public var rst: Bool
@@ -124,6 +128,7 @@ extension FlowsReport {
         limits = Limits(
             peakBufferedBytes: context.peakBufferedBytes,
             bufferLimitGaps: context.bufferLimitGaps,
+            lateBytes: context.lateBytes,
             globalLimitEvictions: context.globalLimitEvictions,
             connectionLimitEvictions: context.connectionLimitEvictions,
             directionsWithoutConflictCheck: context.directionsWithoutConflictCheck)
@@ -154,7 +159,7 @@ extension FlowsReport.Connection {
             return FlowsReport.DirectionReport(
                 from: from.description, to: to.description, packets: s.packets, payloadPackets: s.payloadPackets,
                 wireBytes: s.wireBytes, bytes: s.bytes, segments: s.segments, retransmissions: s.retransmissions,
-                outOfOrder: s.outOfOrder, keepAlives: s.keepAlives, syn: s.synSeen, fin: s.finSeen, rst: s.rstSeen,
+                outOfOrder: s.outOfOrder, keepAlives: s.keepAlives, lateBytes: s.lateBytes, syn: s.synSeen, fin: s.finSeen, rst: s.rstSeen,
                 midStream: s.startedMidStream, mss: s.maximumSegmentSize > 0 ? s.maximumSegmentSize : nil,
                 gaps: .init(count: s.gaps, bytes: s.gapBytes, list: gaps.map(FlowsReport.Gap.init)),
                 conflicts: .init(

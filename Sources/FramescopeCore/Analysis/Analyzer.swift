@@ -67,7 +67,10 @@ public struct Analyzer: StreamSink {
     private var freeSlots: [Int] = []
     private var slotOf: [Int32] = []
 
-    public init(choice: DissectorChoice) { self.choice = choice }
+    public init(choice: DissectorChoice, maxResyncWindowBytes: Int = 32 << 20) {
+        self.choice = choice
+        log.maxResyncWindowBytes = maxResyncWindowBytes
+    }
 
     public mutating func connectionOpened(_ connection: ConnectionInfo) {
         let id = connection.id.rawValue

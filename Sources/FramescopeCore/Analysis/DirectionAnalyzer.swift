@@ -93,6 +93,8 @@ struct DirectionAnalyzer {
             return
         case .resync:
             analysis.undissectedBytes += Int64(window.count)
+            log.resyncWindowBytes -= window.count
+            window = []
         case .framing, .body:
             if message != nil {
                 markDamaged(length: length, log: &log)
@@ -101,7 +103,7 @@ struct DirectionAnalyzer {
             }
             analysis.undissectedBytes += Int64(consumed)
         }
-        startResync(at: offset + length, keeping: [], candidateFrom: 0)
+        startResync(at: offset + length, keeping: [], candidateFrom: 0, log: &log)
     }
 
     /// End of the direction (FIN, RST, end of capture): a message still open is incomplete.
@@ -109,6 +111,7 @@ struct DirectionAnalyzer {
         switch mode {
         case .resync:
             analysis.undissectedBytes += Int64(window.count)
+            log.resyncWindowBytes -= window.count
             window = []
         case .framing, .body:
             if let m = message, !m.damaged {
@@ -130,7 +133,7 @@ struct DirectionAnalyzer {
 
     private mutating func feedPart(_ bytes: UnsafeRawBufferPointer, at offset: Int64, segment part: Segment, log: inout AnalysisLog) {
         if mode == .resync {
-            appendToWindow(bytes, segment: part)
+            appendToWindow(bytes, segment: part, log: &log)
         } else {
             enterSegment(part)
             process(bytes, at: offset, log: &log)
@@ -145,7 +148,7 @@ struct DirectionAnalyzer {
                 analysis.undissectedBytes += Int64(bytes.count - i)
                 return
             case .resync:
-                appendToWindow(bytes.dropFirst(i), segment: segment!)
+                appendToWindow(bytes.dropFirst(i), segment: segment!, log: &log)
                 return
             case .body(let remaining):
                 let n = Int(min(remaining, Int64(bytes.count - i)))
@@ -209,8 +212,8 @@ struct DirectionAnalyzer {
             message = nil
             analysis.undissectedBytes += Int64(consumed)
             let kept = Array(header.prefix(prior))
-            startResync(at: frameStart + Int64(consumed), keeping: kept, candidateFrom: 1)
-            appendToWindow(bytes.dropFirst(i), segment: segment!)
+            startResync(at: frameStart + Int64(consumed), keeping: kept, candidateFrom: 1, log: &log)
+            appendToWindow(bytes.dropFirst(i), segment: segment!, log: &log)
             return bytes.count
         }
     }
@@ -312,8 +315,9 @@ struct DirectionAnalyzer {
 
     // MARK: Resynchronisation
 
-    private mutating func startResync(at offset: Int64, keeping bytes: [UInt8], candidateFrom: Int) {
+    private mutating func startResync(at offset: Int64, keeping bytes: [UInt8], candidateFrom: Int, log: inout AnalysisLog) {
         mode = .resync
+        log.resyncWindowBytes += bytes.count
         header.removeAll(keepingCapacity: true)
         consumed = 0
         dissector.reset()
@@ -323,9 +327,19 @@ struct DirectionAnalyzer {
         nextCandidate = candidateFrom
     }
 
-    private mutating func appendToWindow(_ bytes: UnsafeRawBufferPointer, segment s: Segment) {
+    private mutating func appendToWindow(_ bytes: UnsafeRawBufferPointer, segment s: Segment, log: inout AnalysisLog) {
         guard !bytes.isEmpty else { return }
-        let room = Self.resyncWindow - window.count
+        var room = Self.resyncWindow - window.count
+        if log.resyncWindowBytes + min(room, bytes.count) > log.maxResyncWindowBytes {
+            room = max(0, log.maxResyncWindowBytes - log.resyncWindowBytes)
+            if room == 0 {
+                log.resyncBudgetExhausted += 1
+                analysis.undissectedBytes += Int64(bytes.count)
+                giveUp(log: &log)
+                return
+            }
+        }
+        log.resyncWindowBytes += min(room, bytes.count)
         if let last = windowSegments.last?.segment, last.start == s.start && last.frame == s.frame {
         } else {
             windowSegments.append((window.count, s))
@@ -349,6 +363,7 @@ struct DirectionAnalyzer {
                     frame: windowSegments.first?.segment.frame ?? 0, timestamp: windowSegments.first?.segment.timestamp ?? .zero,
                     bytes: Array(window.prefix(16)), length: Int64(found)))
             let (bytes, parts, start) = (window, windowSegments, windowStart)
+            log.resyncWindowBytes -= window.count
             window = []
             windowSegments = []
             mode = .framing
@@ -406,6 +421,7 @@ struct DirectionAnalyzer {
     private mutating func giveUp(log: inout AnalysisLog) {
         analysis.stopped = true
         analysis.undissectedBytes += Int64(window.count)
+        log.resyncWindowBytes -= window.count
         log.add(
             AnalysisEvent(
                 kind: .gaveUp, reason: nil, connection: connection, direction: direction, offset: windowStart,
@@ -426,6 +442,11 @@ public struct AnalysisLog: Sendable {
     /// precision (1/64); the per-direction histograms are coarse.
     public internal(set) var sizes = [QuantileHistogram(bits: 6), QuantileHistogram(bits: 6)]
     public internal(set) var latencies = [QuantileHistogram(bits: 6), QuantileHistogram(bits: 6)]
+    /// Bytes held in resynchronisation windows now, all directions, and the most allowed:
+    /// past it a direction that needs a window gives up instead (`resyncBudgetExhausted`).
+    public internal(set) var resyncWindowBytes = 0
+    public var maxResyncWindowBytes = 32 << 20
+    public internal(set) var resyncBudgetExhausted = 0
     /// Messages completed since the last delivery, when `recordMessages` is set.
     var messages: [MessageRecord] = []
     var recordMessages = false

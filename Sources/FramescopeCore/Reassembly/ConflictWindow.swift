@@ -33,21 +33,21 @@ struct ConflictWindow {
         held = min(n, held + bytes.count)
     }
 
-    /// Compares `bytes` (which sit at `offset`) with the held bytes they overlap.
-    /// Returns the number of overlapping bytes that could be compared and whether any differ.
-    func compare(_ bytes: UnsafeRawBufferPointer, at offset: Int64) -> (checked: Int, differs: Bool) {
+    /// Compares `bytes` (which sit at `offset`) with the held bytes they overlap. Returns
+    /// where the compared range starts, how many bytes it has, and whether any differ.
+    func compare(_ bytes: UnsafeRawBufferPointer, at offset: Int64) -> (from: Int64, checked: Int, differs: Bool) {
         let n = storage.count
         let heldStart = end - Int64(held)
         let from = max(offset, heldStart)
         let to = min(offset + Int64(bytes.count), end)
-        guard n > 0, from < to else { return (0, false) }
+        guard n > 0, from < to else { return (from, 0, false) }
         return storage.withUnsafeBytes { ring in
             var o = from
             while o < to {
-                if ring[Int(o % Int64(n))] != bytes[Int(o - offset)] { return (Int(to - from), true) }
+                if ring[Int(o % Int64(n))] != bytes[Int(o - offset)] { return (from, Int(to - from), true) }
                 o += 1
             }
-            return (Int(to - from), false)
+            return (from, Int(to - from), false)
         }
     }
 }

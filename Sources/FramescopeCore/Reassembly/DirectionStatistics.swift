@@ -24,6 +24,10 @@ public struct DirectionStatistics: Sendable, Equatable {
     public var gapBytes: Int64 = 0
     /// Holes skipped early because a buffer limit was reached (a subset of `gaps`).
     public var bufferLimitGaps = 0
+    /// Segments, and their bytes, that arrived for a hole already skipped by a buffer limit:
+    /// captured but too late to deliver.
+    public var lateSegments = 0
+    public var lateBytes: Int64 = 0
     public var synSeen = false
     public var finSeen = false
     public var rstSeen = false

@@ -33,6 +33,8 @@ struct HalfStream {
     private(set) var bufferedCost = 0
     private var window: ConflictWindow?
     private var windowDenied = false
+    /// The last holes skipped, to recognise bytes that arrive after their hole was given up.
+    private var skippedHoles: [(start: Int64, end: Int64)] = []
 
     var hasPending: Bool { head < pending.count }
 
@@ -104,6 +106,7 @@ struct HalfStream {
                 statistics.keepAlives += 1  // probe byte below the window: neither data nor a conflict
                 return
             }
+            if countLate(from: start, to: end, context: &context) { return }
             statistics.retransmissions += 1
             checkOverlap(payload, at: start, frame: frame, route: route, sink: &sink)
             return
@@ -171,9 +174,27 @@ struct HalfStream {
         compactPending()
     }
 
+    /// Bytes of a segment that fall in a hole already skipped: they arrived too late to be
+    /// delivered (a buffer limit gave the hole up). Returns true when the whole segment was late.
+    private mutating func countLate(from start: Int64, to end: Int64, context: inout ReassemblyContext) -> Bool {
+        var late: Int64 = 0
+        for hole in skippedHoles where hole.start < end && start < hole.end {
+            late += min(end, hole.end) - max(start, hole.start)
+        }
+        guard late > 0 else { return false }
+        statistics.lateSegments += 1
+        statistics.lateBytes += late
+        context.lateBytes += late
+        return late == end - start
+    }
+
     /// Skips `length` missing bytes at the frontier and reports them as a gap.
     private mutating func skip<Sink: StreamSink>(_ length: Int64, reason: GapReason, route: Route, sink: inout Sink) {
         guard length > 0 else { return }
+        if reason == .bufferLimit {
+            if skippedHoles.count == 8 { skippedHoles.removeFirst() }
+            skippedHoles.append((frontier, frontier + length))
+        }
         statistics.gaps += 1
         statistics.gapBytes += length
         if reason == .bufferLimit { statistics.bufferLimitGaps += 1 }
@@ -236,7 +257,20 @@ struct HalfStream {
             let segment = Buffered(
                 offset: cursor, bytes: [UInt8](piece), frame: frame, timestamp: timestamp,
                 missingTail: isLast ? missingTail : 0)
-            pending.insert(segment, at: index)
+            if index == head {
+                // Before everything pending (segments arriving in reverse order): use a free
+                // slot in front, making room once in a while, so each insert is O(1).
+                if head == 0 && pending.count > 64 { makeRoomInFront() }
+                if head > 0 {
+                    head -= 1
+                    pending[head] = segment
+                } else {
+                    pending.insert(segment, at: 0)
+                }
+                index = head
+            } else {
+                pending.insert(segment, at: index)
+            }
             bufferedCost += segment.cost
             context.addBuffered(segment.cost)
             index += 1
@@ -252,6 +286,18 @@ struct HalfStream {
             added = true
         }
         return added
+    }
+
+    /// Moves the pending segments back, leaving as many free slots in front as there are
+    /// segments, so that a run of earlier segments inserts in O(1) each.
+    private mutating func makeRoomInFront() {
+        let live = pending.count - head
+        let filler = Buffered(offset: 0, bytes: [], frame: 0, timestamp: .zero, missingTail: 0)
+        var moved = [Buffered](repeating: filler, count: live)
+        moved.reserveCapacity(live * 2)
+        moved.append(contentsOf: pending[head...])
+        pending = moved
+        head = live
     }
 
     private func insertionIndex(for offset: Int64) -> Int {
@@ -274,7 +320,8 @@ struct HalfStream {
     }
 
     private mutating func enforceLimits<Sink: StreamSink>(route: Route, context: inout ReassemblyContext, sink: inout Sink) {
-        while hasPending && bufferedCost > context.options.maxBufferedBytesPerDirection {
+        while hasPending && (bufferedCost > context.options.maxBufferedBytesPerDirection
+            || pending.count - head > context.options.maxBufferedSegmentsPerDirection) {
             skipFirstHole(reason: .bufferLimit, route: route, context: &context, sink: &sink)
         }
         while hasPending && context.bufferedBytes > context.options.maxBufferedBytesTotal {
@@ -304,10 +351,10 @@ struct HalfStream {
     private mutating func checkOverlap<Sink: StreamSink>(
         _ bytes: UnsafeRawBufferPointer, at offset: Int64, frame: UInt64, route: Route, sink: inout Sink
     ) {
-        let result = window?.compare(bytes, at: offset) ?? (checked: 0, differs: false)
+        let result = window?.compare(bytes, at: offset) ?? (from: offset, checked: 0, differs: false)
         statistics.uncheckedOverlapBytes += Int64(bytes.count - result.checked)
         if result.differs {
-            reportConflict(at: max(offset, frontier - Int64(result.checked)), length: Int64(result.checked), frame: frame, route: route, sink: &sink)
+            reportConflict(at: result.from, length: Int64(result.checked), frame: frame, route: route, sink: &sink)
         }
     }
 

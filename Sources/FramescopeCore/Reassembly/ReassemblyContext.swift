@@ -12,6 +12,8 @@ public struct ReassemblyContext: Sendable {
     public internal(set) var globalLimitEvictions = 0
     /// Holes skipped early because a buffer limit (per direction or global) was reached.
     public internal(set) var bufferLimitGaps = 0
+    /// Bytes that arrived for such holes after they were skipped.
+    public internal(set) var lateBytes: Int64 = 0
     /// Connections finalized early because `maxConnections` was reached.
     public internal(set) var connectionLimitEvictions = 0
 

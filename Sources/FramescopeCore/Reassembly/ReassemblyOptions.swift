@@ -2,6 +2,9 @@
 public struct ReassemblyOptions: Sendable {
     /// Out-of-order bytes one direction may hold before its first hole is skipped as a gap.
     public var maxBufferedBytesPerDirection = 4 << 20
+    /// Out-of-order segments one direction may hold (bounds the work of a flood of tiny
+    /// segments); past it the first hole is skipped as a gap.
+    public var maxBufferedSegmentsPerDirection = 16_384
     /// Out-of-order bytes all directions together may hold; past it the direction holding the
     /// most is forced to skip its first hole (counted as a buffer-limit gap).
     public var maxBufferedBytesTotal = 64 << 20

@@ -24,7 +24,14 @@ extension Framescope {
         @Option(help: ArgumentHelp("Also write one JSON line per message to this file.", valueName: "file.ndjson"))
         var messages: String?
 
+        @Option(help: "Connections listed in the report at most; older finished ones are only counted in the totals.")
+        var maxListedConnections = 100_000
+
+        @Option(help: ArgumentHelp("Bytes all resynchronisation windows may hold together.", valueName: "size"))
+        var maxResyncMemory: ByteSize = ByteSize(32 << 20)
+
         func validate() throws {
+            if maxListedConnections < 1 { throw ValidationError("--max-listed-connections must be at least 1") }
             if dissectors.dissector.isEmpty {
                 throw ValidationError("give --dissector SPEC (e.g. varint, lines, preset:tls, length:offset=0,width=4)")
             }
@@ -32,7 +39,8 @@ extension Framescope {
 
         func run() throws {
             let choice = try dissectors.choiceOrExit()
-            var analyzer = Analyzer(choice: choice)
+            var analyzer = Analyzer(choice: choice, maxResyncWindowBytes: maxResyncMemory.bytes)
+            analyzer.maxRetainedConnections = maxListedConnections
             let writer = try messages.map { try MessageWriter(path: $0) }
             if let writer { analyzer.onMessage = { writer.write($0) } }
             var pipeline = try Pipeline(input: input, limits: limits, sink: SinkPair(analyzer, FlowsCollector(retainSummaries: false)))
