@@ -133,3 +133,43 @@ import Testing
         #expect(totals["connections"] as? Int == truth["connections"] as? Int)
     }
 }
+
+@Suite struct FailOnTests {
+    let cli = CLITests()
+    static let seed = CLITests.root.appendingPathComponent("samples/seed-0xff-command.pcap").path
+    static let spec = "length:offset=4,width=4,magic=000000ff,type=8:4"
+
+    static let cases: [(conditions: [String], status: Int32)] = [
+        (["malformed"], 3), (["incomplete"], 0), (["naive-loss>1%"], 3), (["naive-loss>99%"], 0),
+        (["partial>=10%"], 3), (["merged>1000"], 0), (["messages=132"], 3), (["malformed<1"], 0), (["gaps"], 0),
+        (["incomplete", "malformed"], 3),
+    ]
+
+    @Test(arguments: cases.indices)
+    func exitStatusFollowsTheConditions(index: Int) throws {
+        let (conditions, status) = Self.cases[index]
+        let result = try cli.run(["analyze", Self.seed, "--dissector", Self.spec] + conditions.flatMap { ["--fail-on", $0] })
+        #expect(result.status == status, "\(conditions): \(result.stderr)")
+        if status == 3 {
+            #expect(result.stderr.contains("framescope: --fail-on"))
+            #expect(result.stdout.contains("messages in"))  // the report is still written
+        } else {
+            #expect(result.stderr.isEmpty)
+        }
+    }
+
+    @Test func aBadConditionIsAUsageError() throws {
+        for bad in ["frobs", "partial>", "malformed>1%", "naive-loss>>1"] {
+            let result = try cli.run(["analyze", Self.seed, "--dissector", Self.spec, "--fail-on", bad])
+            #expect(result.status == 64, "\(bad)")
+        }
+    }
+
+    @Test func anInputErrorWinsOverAFailOnCondition() throws {
+        let data = try Data(contentsOf: URL(fileURLWithPath: Self.seed))
+        let path = NSTemporaryDirectory() + "framescope-failon-\(UUID().uuidString).pcap"
+        try data.dropLast(30).write(to: URL(fileURLWithPath: path))
+        let result = try cli.run(["analyze", path, "--dissector", Self.spec, "--fail-on", "malformed"])
+        #expect(result.status == 1)
+    }
+}

@@ -20,6 +20,7 @@ extension Framescope {
         @OptionGroup(title: "Reassembly limits") var limits: LimitOptions
 
         @OptionGroup(title: "Output") var out: OutputOptions
+        @OptionGroup(title: "CI gates") var gates: FailOnOptions
 
         @Option(help: ArgumentHelp("Also write one JSON line per message to this file.", valueName: "file.ndjson"))
         var messages: String?
@@ -51,6 +52,7 @@ extension Framescope {
             let report = AnalysisReport(analyzer: sinks.first, flows: flows, choice: choice)
             try out.write(report)
             try finish(with: errors)
+            try gates.check(report)
         }
     }
 }

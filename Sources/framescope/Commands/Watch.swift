@@ -57,6 +57,7 @@ extension Framescope {
 
         @OptionGroup(title: "Reassembly limits") var limits: LimitOptions
         @OptionGroup(title: "Output") var out: OutputOptions
+        @OptionGroup(title: "CI gates") var gates: FailOnOptions
 
         func validate() throws {
             if !list && interface == nil { throw ValidationError("name the interface to capture on (framescope watch --list shows them)") }
@@ -93,6 +94,7 @@ extension Framescope {
                     kernelDrops: session.finalStatistics?.kernelDrops ?? 0, interfaceDrops: session.finalStatistics?.interfaceDrops ?? 0,
                     durationSeconds: session.elapsed, savedTo: write))
             try out.write(report)
+            try gates.check(report)
             if let failure = session.failure {
                 writeError("framescope: capture on \(options.interface) failed: \(failure)\n")
                 throw ExitCode(1)
