@@ -1,4 +1,5 @@
 import ArgumentParser
+import FramescopeCapture
 import FramescopeCore
 import FramescopeReport
 import Foundation
@@ -39,7 +40,17 @@ extension Framescope {
         }
 
         func run() throws {
-            let choice = try dissectors.choiceOrExit()
+            var choice = try dissectors.choiceOrExit()
+            if dissectors.wantsAuto {
+                var filter: PacketFilter?
+                if let expression = input.filter {
+                    do { filter = try PacketFilter(expression: expression) } catch { throw ValidationError(error.description) }
+                }
+                for (port, spec) in try inferDissectors(files: input.files, filter: filter, options: limits.reassembly)
+                where choice.byServerPort[port] == nil {
+                    choice.byServerPort[port] = spec
+                }
+            }
             var analyzer = Analyzer(choice: choice, maxResyncWindowBytes: maxResyncMemory.bytes)
             analyzer.maxRetainedConnections = maxListedConnections
             let writer = try messages.map { try MessageWriter(path: $0) }

@@ -19,13 +19,17 @@ struct DissectorOptions: ParsableArguments {
                                                     frame length = offset + width + value + adjust (Netty's rule)
                   preset:NAME                       \(DissectorSpec.presets.keys.sorted().joined(separator: ", "))
                   @FILE                             a protocol file (JSON or YAML): name, spec or the options above, types
+                  auto                              infer the framing from the streams (analyze; prints the SPEC it chose)
                 """,
             valueName: "spec"))
     var dissector: [String] = []
 
+    /// `--dissector auto` was given (for every connection without a port SPEC).
+    var wantsAuto: Bool { dissector.contains("auto") }
+
     func choice() throws -> DissectorChoice {
         var choice = DissectorChoice()
-        for argument in dissector {
+        for argument in dissector where argument != "auto" {
             var text = argument
             var port: UInt16?
             if let equals = argument.firstIndex(of: "="), let value = UInt16(argument[..<equals]) {
@@ -35,7 +39,7 @@ struct DissectorOptions: ParsableArguments {
             let spec = try Self.parse(text)
             if let port {
                 choice.byServerPort[port] = spec
-            } else if choice.byDefault == nil {
+            } else if choice.byDefault == nil && !wantsAuto {
                 choice.byDefault = spec
             } else {
                 throw SpecError("--dissector given twice without a port: use PORT=SPEC for the second")
