@@ -5,10 +5,11 @@ import PackageDescription
 let package = Package(
     name: "FuzzTesting",
     dependencies: [.package(name: "framescope", path: "..")],
-    targets: ["FuzzDecode", "FuzzReassembly", "FuzzDissect", "FuzzSpec", "FuzzCapture"].map { name in
+    targets: [.target(name: "FuzzDriver")] + ["FuzzDecode", "FuzzReassembly", "FuzzDissect", "FuzzSpec", "FuzzCapture"].map { name in
         .executableTarget(
             name: name,
             dependencies: [
+                "FuzzDriver",
                 .product(name: "FramescopeCore", package: "framescope"),
                 .product(name: "FramescopeCapture", package: "framescope"),
                 .product(name: "FramescopeReport", package: "framescope"),

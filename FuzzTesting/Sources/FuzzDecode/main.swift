@@ -1,5 +1,6 @@
 // Every link type → IP → TCP decoder on arbitrary bytes. The first byte picks the link type.
 import FramescopeCore
+import FuzzDriver
 
 let linkTypes: [LinkType] = [
     .ethernet, .ethernetMPacket, .linuxSLL, .linuxSLL2, .null, .loop, .raw, .rawBSD, .ipv4, .ipv6, .ppp, .pppHDLC, .ciscoHDLC,
@@ -24,16 +25,8 @@ public func fuzz(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
     return 0
 }
 
-// SwiftPM links executables with main = FuzzDecode_main; hand control to libFuzzer's driver.
-@_silgen_name("LLVMFuzzerRunDriver")
-func LLVMFuzzerRunDriver(
-    _ argc: UnsafeMutablePointer<Int32>, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>,
-    _ callback: @convention(c) (UnsafeRawPointer, Int) -> CInt
-) -> CInt
 
 @_cdecl("FuzzDecode_main")
 func fuzzerMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
-    var count = argc
-    var arguments = argv
-    return LLVMFuzzerRunDriver(&count, &arguments) { data, size in fuzz(data, size) }
+    runLibFuzzer(argc, argv) { data, size in fuzz(data, size) }
 }

@@ -1,6 +1,7 @@
 // Every dissector fed arbitrary streams in arbitrary chunking. Oracle: without gaps, any
 // chunking gives exactly the frames and events of the whole stream.
 @testable import FramescopeCore
+import FuzzDriver
 
 let specs: [String] = [
     "varint", "varint:max=300", "delimiter", "delimiter:\\n,max=64", "delimiter:0x00ff,max=200", "lines",
@@ -73,16 +74,8 @@ public func fuzz(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
     return 0
 }
 
-// SwiftPM links executables with main = FuzzDissect_main; hand control to libFuzzer's driver.
-@_silgen_name("LLVMFuzzerRunDriver")
-func LLVMFuzzerRunDriver(
-    _ argc: UnsafeMutablePointer<Int32>, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>,
-    _ callback: @convention(c) (UnsafeRawPointer, Int) -> CInt
-) -> CInt
 
 @_cdecl("FuzzDissect_main")
 func fuzzerMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
-    var count = argc
-    var arguments = argv
-    return LLVMFuzzerRunDriver(&count, &arguments) { data, size in fuzz(data, size) }
+    runLibFuzzer(argc, argv) { data, size in fuzz(data, size) }
 }

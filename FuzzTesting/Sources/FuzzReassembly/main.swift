@@ -2,6 +2,7 @@
 // Invariants: each direction's chunks are contiguous in the gap-free stream, gaps and chunks
 // never overlap, and everything buffered is released by the end.
 import FramescopeCore
+import FuzzDriver
 
 struct CheckingSink: StreamSink {
     var captured: [Int: Int64] = [:]
@@ -72,16 +73,8 @@ public func fuzz(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
     return 0
 }
 
-// SwiftPM links executables with main = FuzzReassembly_main; hand control to libFuzzer's driver.
-@_silgen_name("LLVMFuzzerRunDriver")
-func LLVMFuzzerRunDriver(
-    _ argc: UnsafeMutablePointer<Int32>, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>,
-    _ callback: @convention(c) (UnsafeRawPointer, Int) -> CInt
-) -> CInt
 
 @_cdecl("FuzzReassembly_main")
 func fuzzerMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
-    var count = argc
-    var arguments = argv
-    return LLVMFuzzerRunDriver(&count, &arguments) { data, size in fuzz(data, size) }
+    runLibFuzzer(argc, argv) { data, size in fuzz(data, size) }
 }
