@@ -173,3 +173,37 @@ import Testing
         #expect(result.status == 1)
     }
 }
+
+@Suite struct MarkdownReportTests {
+    let cli = CLITests()
+    static let seeds: [(String, String)] = [
+        ("im-varint", "varint"), ("seed-0xff-command", "length:offset=4,width=4,magic=000000ff,type=8:4"),
+        ("seed-7byte-header", "length:offset=5,width=2,type=2:2"), ("seed-ascii10-header", "length:offset=6,width=4,encoding=ascii"),
+        ("seed-v01-header", "length:offset=4,width=8,encoding=ascii,adjust=-12,magic=56302e31,type=12:8"),
+        ("seed-8byte-header", "length:offset=4,width=4"), ("lines-crlf", "delimiter"),
+    ]
+
+    @Test(arguments: seeds.indices)
+    func markdownCarriesTheJSONFigures(index: Int) throws {
+        let (name, spec) = Self.seeds[index]
+        let path = CLITests.root.appendingPathComponent("samples/\(name).pcap").path
+        let markdown = try cli.run(["analyze", path, "--dissector", spec, "--format", "markdown"])
+        let json = try cli.run(["analyze", path, "--dissector", spec, "--format", "json"])
+        #expect(markdown.status == 0 && json.status == 0)
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+        let totals = try #require(report["totals"] as? [String: Any])
+        #expect(markdown.stdout.hasPrefix("## framescope: how TCP cut and glued the messages"))
+        for (label, key) in [("client → server", "clientToServer"), ("server → client", "serverToClient")] {
+            let f = try #require(totals[key] as? [String: Any])
+            let messages = f["messages"] as! Int
+            guard messages > 0 else { continue }
+            #expect(markdown.stdout.contains("**\(label):**") && markdown.stdout.contains("of \(messages) messages arrive split"), "\(name) \(label)")
+            let loss = f["naiveReaderLoss"] as! Int
+            #expect(markdown.stdout.contains("| naive-reader loss |") && markdown.stdout.contains("\(loss) ("), "\(name) \(label)")
+        }
+        #expect(markdown.stdout.contains("**Segments per message**") && markdown.stdout.contains("│ █"))
+        if (report["eventsTotal"] as? Int ?? 0) > 0 {
+            #expect(markdown.stdout.contains("Wireshark: `tcp.stream == "))
+        }
+    }
+}

@@ -1,0 +1,87 @@
+/// `analyze --format markdown`: the report to paste into an issue tracker — the verdict first,
+/// then histograms drawn with bars, the worst connections, and the evidence with Wireshark
+/// filters and hex.
+public enum AnalysisMarkdownFormatter {
+    public static func render(_ r: AnalysisReport) -> String {
+        var out = "## framescope: how TCP cut and glued the messages\n\n"
+        for warning in r.warnings { out += "> ⚠️ \(warning)\n" }
+        if !r.warnings.isEmpty { out += "\n" }
+        for (label, f) in [("server → client", r.totals.serverToClient), ("client → server", r.totals.clientToServer)] where f.messages > 0 {
+            out += "- **\(label):** \(pct(f.partialPercent)) of \(f.messages) messages arrive split across segments; "
+            out += "a one-read-one-message receiver would lose **\(pct(f.naiveReaderLossPercent))** of them"
+            if f.malformed > 0 { out += "; **\(f.malformed) malformed** headers" }
+            out += ".\n"
+        }
+        out += "\n| | client → server | server → client |\n|---|---:|---:|\n"
+        let (up, down) = (r.totals.clientToServer, r.totals.serverToClient)
+        let rows: [(String, (AnalysisReport.Figures) -> String)] = [
+            ("messages", { "\($0.messages)" }),
+            ("segments", { "\($0.segments)" }),
+            ("partial messages", { "\($0.partialMessages) (\(pct($0.partialPercent)))" }),
+            ("merged segments", { "\($0.mergedSegments) (\(pct($0.mergedPercent)))" }),
+            ("naive-reader loss", { "\($0.naiveReaderLoss) (\(pct($0.naiveReaderLossPercent)))" }),
+            ("message size p50 / p99 / max", { "\(Int($0.messageSize.p50)) / \(Int($0.messageSize.p99)) / \(Int($0.messageSize.max)) B" }),
+            ("assembly latency p99", { milliseconds($0.assemblyLatency.p99) }),
+            ("malformed", { "\($0.malformed)" }),
+            ("incomplete at end", { "\($0.incompleteAtEnd)" }),
+            ("damaged by capture gaps", { "\($0.damagedByGaps)" }),
+        ]
+        for (name, value) in rows { out += "| \(name) | \(value(up)) | \(value(down)) |\n" }
+        out += histogram("Segments per message", pairs: r.totals.all.segmentsPerMessage, unit: "segments")
+        out += histogram("Messages per segment", pairs: r.totals.all.messagesPerSegment, unit: "messages")
+        out += worstConnections(r)
+        out += evidence(r)
+        return out
+    }
+
+    /// A histogram as a code block of bars (counts scaled to 40 characters).
+    private static func histogram(_ title: String, pairs: [[Int]], unit: String) -> String {
+        guard let largest = pairs.map({ $0[1] }).max(), largest > 0 else { return "" }
+        var out = "\n**\(title)**\n\n```\n"
+        for pair in pairs {
+            let bar = String(repeating: "█", count: max(1, pair[1] * 40 / largest))
+            let label = pair[0] == 63 ? "63+" : String(pair[0])
+            out += "\(String(repeating: " ", count: max(0, 3 - label.count)))\(label) \(unit) │ \(bar) \(pair[1])\n"
+        }
+        return out + "```\n"
+    }
+
+    private static func worstConnections(_ r: AnalysisReport) -> String {
+        let ranked = r.connections.flatMap { c in c.directions.map { (c, $0) } }
+            .filter { $0.1.figures.messages + $0.1.figures.malformed > 0 }
+            .sorted { ($0.1.figures.malformed, $0.1.figures.naiveReaderLossPercent) > ($1.1.figures.malformed, $1.1.figures.naiveReaderLossPercent) }
+            .prefix(10)
+        guard !ranked.isEmpty else { return "" }
+        var out = "\n### Worst directions\n\n| # | from → to | dissector | messages | partial | merged | naive loss | malformed |\n|---:|---|---|---:|---:|---:|---:|---:|\n"
+        for (c, d) in ranked {
+            let f = d.figures
+            out += "| \(c.id) | `\(d.from)` → `\(d.to)` | `\(c.dissector ?? "-")` | \(f.messages) | \(pct(f.partialPercent)) | \(pct(f.mergedPercent)) | \(pct(f.naiveReaderLossPercent)) | \(f.malformed) |\n"
+        }
+        return out
+    }
+
+    private static func evidence(_ r: AnalysisReport) -> String {
+        guard !r.events.isEmpty else { return "" }
+        var out = "\n### Evidence (\(r.eventsTotal) events)\n\n"
+        for e in r.events.prefix(20) {
+            out += "- **\(e.kind)\(e.reason.map { " (\($0))" } ?? "")** — connection \(e.connection) `\(e.from)` → `\(e.to)`, "
+            out += "stream offset \(e.offset), frame \(e.frame)\(e.length > 0 ? ", \(e.length) B" : "")  \n"
+            out += "  Wireshark: `\(e.wiresharkFilter)`"
+            if !e.bytes.isEmpty { out += "  \n  bytes: `\(e.bytes)`" }
+            out += "\n"
+        }
+        if r.eventsTotal > 20 { out += "- … \(r.eventsTotal - 20) more in `--format json`\n" }
+        return out
+    }
+
+    /// Seconds as milliseconds with three decimals.
+    private static func milliseconds(_ seconds: Double) -> String {
+        let micro = Int((seconds * 1e6).rounded())
+        let fraction = String(micro % 1000)
+        return "\(micro / 1000).\(String(repeating: "0", count: 3 - fraction.count))\(fraction) ms"
+    }
+
+    private static func pct(_ value: Double) -> String {
+        value == value.rounded() ? "\(Int(value))%" : "\(value)%"
+    }
+}
