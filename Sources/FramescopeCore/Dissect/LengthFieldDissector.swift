@@ -110,7 +110,10 @@ public struct LengthFieldDissector: FrameDissector, Sendable, Equatable {
         guard value <= UInt64(maxFrameLength) else { return .malformed(.lengthTooLarge) }
         var total = fieldEnd + Int(value) + lengthAdjustment
         if value < headerOnlyBelow { total = fieldEnd }
-        guard total >= max(fieldEnd, minFrameLength), total > 0 else { return .malformed(.lengthSmallerThanHeader) }
+        // A frame holds at least what was read to decide on it: the length field and the magic.
+        guard total >= max(fieldEnd, minFrameLength, magicOffset + magic.count), total > 0 else {
+            return .malformed(.lengthSmallerThanHeader)
+        }
         guard total <= maxFrameLength else { return .malformed(.lengthTooLarge) }
         var type: UInt64?
         if let field = typeField, field.offset + field.width <= total {

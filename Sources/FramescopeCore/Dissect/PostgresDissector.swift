@@ -26,6 +26,8 @@ public struct PostgresDissector: FrameDissector, Sendable, Equatable {
             let code = b.u32be(4)
             // SSLRequest, GSSENCRequest: another untyped message follows.
             if code != 80_877_103 && code != 80_877_104 { startup = false }
+            // A startup message holds at least its length and code: the 8 bytes read here.
+            if case .frame(let length, _) = Self.untyped.decodeFrame(b), length < 8 { return .malformed(.lengthSmallerThanHeader) }
             return checked(Self.untyped.decodeFrame(b))
         }
         guard b.count >= 2 else { return .needMoreData(scanned: 0) }
