@@ -81,15 +81,7 @@ public struct Analyzer: StreamSink {
             analyzers: Direction.allCases.map {
                 DirectionAnalyzer(dissector: spec.makeDissector(isClient: $0 == .clientToServer), connection: connection.id, direction: $0)
             })
-        let slot: Int
-        if let free = freeSlots.popLast() {
-            slots[free] = state
-            slot = free
-        } else {
-            slots.append(state)
-            slot = slots.count - 1
-        }
-        slotOf[id] = Int32(slot)
+        slotOf[id] = Int32(slots.place(state, reusing: &freeSlots))
     }
 
     public mutating func data(_ chunk: StreamChunk) {

@@ -89,14 +89,7 @@ public struct FlowTable<Sink: StreamSink> {
         connectionsOpened += 1
         var connection = Connection(info: info, key: key, lastSeen: timestamp)
         if segment.flags.contains(.syn) && !segment.flags.contains(.ack) { connection.clientSequence = segment.sequence }
-        let slot: Int
-        if let free = freeSlots.popLast() {
-            slots[free] = connection
-            slot = free
-        } else {
-            slots.append(connection)
-            slot = slots.count - 1
-        }
+        let slot = slots.place(connection, reusing: &freeSlots)
         index.insert(key, slot: slot)
         sink.connectionOpened(info)
         return slot
