@@ -21,7 +21,10 @@ extension AnalysisReport {
             w.object { w in
                 w.key("byServerPort")
                 w.object { w in
-                    for (port, spec) in dissectors.byServerPort.sorted(by: { $0.key < $1.key }) { w.field(port, spec) }
+                    for (port, spec) in dissectors.byServerPort.sorted(by: { $0.key < $1.key }) {
+                        w.key(port)
+                        w.string(spec)
+                    }
                 }
                 if let d = dissectors.default { w.field("default", d) }
                 if let n = dissectors.defaultName { w.field("defaultName", n) }

@@ -129,7 +129,7 @@ public struct JSONWriter {
 
     public mutating func null() { append("null" as StaticString) }
 
-    // MARK: Convenience (literal keys)
+    // MARK: Convenience (literal keys; computed ones go through key(_: String))
 
     public mutating func field(_ key: StaticString, _ value: String) {
         self.key(key)
@@ -169,47 +169,12 @@ public struct JSONWriter {
     public mutating func field(_ key: StaticString, counts: [String: Int]) {
         self.key(key)
         object { w in
-            for (k, v) in counts.sorted(by: { $0.key < $1.key }) { w.field(k, v) }
+            for (k, v) in counts.sorted(by: { $0.key < $1.key }) {
+                w.key(k)
+                w.int(v)
+            }
         }
     }
-
-    // MARK: Convenience (computed keys)
-
-    public mutating func field(_ key: String, _ value: String) {
-        self.key(key)
-        string(value)
-    }
-
-    public mutating func field(_ key: String, _ value: String?) {
-        self.key(key)
-        if let value { string(value) } else { null() }
-    }
-
-    public mutating func field(_ key: String, _ value: Int) {
-        self.key(key)
-        int(value)
-    }
-
-    public mutating func field(_ key: String, _ value: Int64) {
-        self.key(key)
-        int(value)
-    }
-
-    public mutating func field(_ key: String, _ value: UInt64) {
-        self.key(key)
-        int(value)
-    }
-
-    public mutating func field(_ key: String, _ value: Double) {
-        self.key(key)
-        double(value)
-    }
-
-    public mutating func field(_ key: String, _ value: Bool) {
-        self.key(key)
-        bool(value)
-    }
-
 
     /// Writes what is buffered; call once at the end.
     public mutating func finish() {
