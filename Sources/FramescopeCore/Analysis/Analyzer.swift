@@ -28,7 +28,9 @@ public struct Analyzer: StreamSink {
     public private(set) var log = AnalysisLog()
     public private(set) var connections: [ConnectionAnalysis] = []
     /// Called with every message in stream order, when set (`--messages`).
-    public var onMessage: ((MessageRecord) -> Void)?
+    public var onMessage: ((MessageRecord) -> Void)? {
+        didSet { log.recordMessages = onMessage != nil }
+    }
     /// Finished connections kept for the report; older ones are folded into `folded` (long
     /// live captures keep bounded memory).
     public var maxRetainedConnections = Int.max
@@ -86,7 +88,6 @@ public struct Analyzer: StreamSink {
 
     public mutating func data(_ chunk: StreamChunk) {
         guard let slot = slot(of: chunk.connection) else { return }
-        log.recordMessages = onMessage != nil
         slots[slot].analyzers[chunk.direction.rawValue].feed(chunk, log: &log)
         if onMessage != nil { deliverMessages() }
     }
