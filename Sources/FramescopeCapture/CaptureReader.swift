@@ -31,7 +31,6 @@ public struct CaptureReader {
     }
 
     public var errors: [CaptureError] { files.compactMap(\.error) }
-    public var framesRead: UInt64 { frame }
 
     /// Reads every file, calling `body` for each packet that passes the filter. A file that
     /// breaks stops only itself; its error is kept in `files`.

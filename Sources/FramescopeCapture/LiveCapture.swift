@@ -90,9 +90,6 @@ public final class LiveCapture {
 
     public var statistics: CaptureStatistics? { handle.statistics() }
 
-    /// Stops a waiting `next`; callable from a signal handler.
-    public func stop() { handle.breakLoop() }
-
     public func flush() { dumper?.flush() }
 
     public static func interfaces() throws(CaptureError) -> [CaptureInterface] {

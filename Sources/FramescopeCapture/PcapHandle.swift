@@ -89,9 +89,6 @@ final class PcapHandle {
         _ = poll(&descriptor, 1, Int32(milliseconds))
     }
 
-    /// Makes a blocked `pcap_next_ex` return; safe from a signal handler.
-    func breakLoop() { pcap_breakloop(handle) }
-
     /// A savefile writer for this handle's link type (`pcap_dump_open`).
     func openDump(path: String) -> Result<PcapDumper, PcapFailure> {
         guard let dumper = pcap_dump_open(handle, path) else { return .failure(PcapFailure(message: String(cString: pcap_geterr(handle)))) }

@@ -22,7 +22,6 @@ public struct InlineBytes: Equatable, Hashable, Sendable {
     }
 
     public var isEmpty: Bool { count == 0 }
-    public var array: [UInt8] { (0..<count).map { self[$0] } }
 
     public static func == (a: InlineBytes, b: InlineBytes) -> Bool {
         a.count == b.count && a.storage == b.storage

@@ -37,6 +37,4 @@ public struct DecodeStatistics: Sendable {
     public mutating func count(_ reason: SkipReason) { skipped[reason.rawValue] += 1 }
 
     public subscript(reason: SkipReason) -> Int { skipped[reason.rawValue] }
-
-    public var totalSkipped: Int { skipped.reduce(0, +) }
 }

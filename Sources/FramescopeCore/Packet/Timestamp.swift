@@ -12,8 +12,6 @@ public struct Timestamp: Hashable, Comparable, Sendable {
 
     public static func < (a: Timestamp, b: Timestamp) -> Bool { a.nanoseconds < b.nanoseconds }
 
-    public var seconds: Double { Double(nanoseconds) / 1e9 }
-
     /// `seconds.nanoseconds`, nine digits, as tshark prints `frame.time_epoch`.
     public var epochString: String {
         let s = nanoseconds.quotientAndRemainder(dividingBy: 1_000_000_000)
