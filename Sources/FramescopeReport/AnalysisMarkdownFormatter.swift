@@ -6,12 +6,7 @@ public enum AnalysisMarkdownFormatter {
         var out = "## framescope: how TCP cut and glued the messages\n\n"
         for warning in r.warnings { out += "> ⚠️ \(warning)\n" }
         if !r.warnings.isEmpty { out += "\n" }
-        for (label, f) in [("server → client", r.totals.serverToClient), ("client → server", r.totals.clientToServer)] where f.messages > 0 {
-            out += "- **\(label):** \(pct(f.partialPercent)) of \(f.messages) messages arrive split across segments; "
-            out += "a one-read-one-message receiver would lose **\(pct(f.naiveReaderLossPercent))** of them"
-            if f.malformed > 0 { out += "; **\(f.malformed) malformed** headers" }
-            out += ".\n"
-        }
+        for (direction, sentence) in r.verdict { out += "- **\(direction):** \(sentence)\n" }
         out += "\n| | client → server | server → client |\n|---|---:|---:|\n"
         let (up, down) = (r.totals.clientToServer, r.totals.serverToClient)
         let rows: [(String, (AnalysisReport.Figures) -> String)] = [
@@ -47,13 +42,10 @@ public enum AnalysisMarkdownFormatter {
     }
 
     private static func worstConnections(_ r: AnalysisReport) -> String {
-        let ranked = r.connections.flatMap { c in c.directions.map { (c, $0) } }
-            .filter { $0.1.figures.messages + $0.1.figures.malformed > 0 }
-            .sorted { ($0.1.figures.malformed, $0.1.figures.naiveReaderLossPercent) > ($1.1.figures.malformed, $1.1.figures.naiveReaderLossPercent) }
-            .prefix(10)
+        let ranked = r.worstDirections(limit: 10)
         guard !ranked.isEmpty else { return "" }
         var out = "\n### Worst directions\n\n| # | from → to | dissector | messages | partial | merged | naive loss | malformed |\n|---:|---|---|---:|---:|---:|---:|---:|\n"
-        for (c, d) in ranked {
+        for (c, _, d) in ranked {
             let f = d.figures
             out += "| \(c.id) | `\(d.from)` → `\(d.to)` | `\(c.dissector ?? "-")` | \(f.messages) | \(pct(f.partialPercent)) | \(pct(f.mergedPercent)) | \(pct(f.naiveReaderLossPercent)) | \(f.malformed) |\n"
         }
@@ -81,7 +73,5 @@ public enum AnalysisMarkdownFormatter {
         return "\(micro / 1000).\(String(repeating: "0", count: 3 - fraction.count))\(fraction) ms"
     }
 
-    private static func pct(_ value: Double) -> String {
-        value == value.rounded() ? "\(Int(value))%" : "\(value)%"
-    }
+    private static func pct(_ value: Double) -> String { percentText(value) }
 }

@@ -84,7 +84,9 @@ extension AnalysisReport.Connection {
             w.array(directions) { w, d in d.write(to: &w) }
             w.field("dissector", dissector)
             w.field("end", end)
+            w.field("firstTime", firstTime)
             w.field("id", id)
+            w.field("lastTime", lastTime)
             w.field("server", server)
             w.field("start", start)
         }
@@ -107,6 +109,19 @@ extension AnalysisReport.DirectionReport {
             w.field("naiveReaderLoss", naiveReaderLoss)
             w.field("partialMessages", partialMessages)
             w.field("segments", segments)
+            if let timeline {
+                w.key("timeline")
+                w.object { w in
+                    w.field("bucketSeconds", timeline.bucketSeconds)
+                    w.key("malformed")
+                    w.array(timeline.malformed) { w, v in w.int(v) }
+                    w.key("merged")
+                    w.array(timeline.merged) { w, v in w.int(v) }
+                    w.field("origin", timeline.origin)
+                    w.key("partial")
+                    w.array(timeline.partial) { w, v in w.int(v) }
+                }
+            }
             w.field("to", to)
         }
     }
@@ -129,6 +144,8 @@ extension AnalysisReport.Figures {
             w.field("messageBytes", messageBytes)
             w.key("messageSize")
             messageSize.write(to: &w)
+            w.key("messageSizeBins")
+            w.array(messageSizeBins) { w, pair in w.array(pair) { w, v in w.int(v) } }
             w.field("messages", messages)
             w.key("messagesPerSegment")
             pairs(messagesPerSegment, &w)

@@ -74,6 +74,9 @@ public struct AnalysisReport: Sendable {
         public var dissector: String?
         public var start: String
         public var end: String
+        /// Epoch seconds of the connection's first and last packet.
+        public var firstTime: String
+        public var lastTime: String
         public var directions: [DirectionReport]
     }
 
@@ -92,6 +95,17 @@ public struct AnalysisReport: Sendable {
         public var malformed: Int
         public var incompleteAtEnd: Int
         public var messageTypes: [String: Int]?
+        /// Partial, merged and malformed over time; nil when the direction had none.
+        public var timeline: Timeline?
+    }
+
+    public struct Timeline: Codable, Sendable {
+        /// Epoch seconds where the first bucket starts (the first event).
+        public var origin: String
+        public var bucketSeconds: Double
+        public var partial: [Int]
+        public var merged: [Int]
+        public var malformed: [Int]
     }
 
     /// Everything measured for a direction, or summed over several.
@@ -100,6 +114,8 @@ public struct AnalysisReport: Sendable {
         public var messages: Int
         public var messageBytes: Int64
         public var messageSize: Distribution
+        /// `[lower, messages]` pairs: messages of `lower` to `2 × lower - 1` bytes.
+        public var messageSizeBins: [[Int64]]
         public var partialMessages: Int
         public var partialPercent: Double
         /// `[segments, messages]` pairs; the last bucket (63) stands for 63 and more.
@@ -229,6 +245,8 @@ extension AnalysisReport.Connection {
         dissector = a.spec?.name
         start = a.summary.synSeen ? "syn" : "mid-stream"
         end = a.summary.end.rawValue
+        firstTime = info.firstSeen.epochString
+        lastTime = a.summary.lastSeen.epochString
         directions = Direction.allCases.map { d in
             let (from, to) = d == .clientToServer ? (info.client, info.server) : (info.server, info.client)
             let stats = a.summary[d]
@@ -242,7 +260,8 @@ extension AnalysisReport.Connection {
                 from: from.description, to: to.description, bytes: stats.bytes, gapBytes: stats.gapBytes, figures: figures,
                 segments: stats.segments, messages: figures.messages, partialMessages: figures.partialMessages,
                 mergedSegments: figures.mergedSegments, naiveReaderLoss: figures.naiveReaderLoss, malformed: figures.malformed,
-                incompleteAtEnd: figures.incompleteAtEnd, messageTypes: types)
+                incompleteAtEnd: figures.incompleteAtEnd, messageTypes: types,
+                timeline: analysis.timeline.isEmpty ? nil : AnalysisReport.Timeline(analysis.timeline))
         }
     }
 }
@@ -265,6 +284,7 @@ extension AnalysisReport.Figures {
         messages = a.messages
         messageBytes = a.messageBytes
         messageSize = .init(sizes: a.sizes)
+        messageSizeBins = a.sizes.powerOfTwoBins.map { [$0.lower, Int64($0.count)] }
         partialMessages = a.partialMessages
         partialPercent = percent(a.partialMessages, of: a.messages)
         segmentsPerMessage = a.segmentsPerMessage.nonZero.map { [$0.value, $0.count] }
@@ -286,6 +306,16 @@ extension AnalysisReport.Figures {
         stopped = a.stopped
         assemblyLatency = .init(microseconds: a.assemblyLatencyMicroseconds)
         segmentsOverMSS = a.segmentsOverMSS
+    }
+}
+
+extension AnalysisReport.Timeline {
+    init(_ t: EventTimeline) {
+        origin = t.origin.epochString
+        bucketSeconds = Double(t.bucketNanoseconds) / 1e9
+        partial = t.series(.partial)
+        merged = t.series(.merged)
+        malformed = t.series(.malformed)
     }
 }
 

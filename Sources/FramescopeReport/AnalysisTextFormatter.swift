@@ -82,14 +82,11 @@ public enum AnalysisTextFormatter {
     }
 
     private static func worst(_ r: AnalysisReport) -> String {
-        let ranked = r.connections.flatMap { c in c.directions.map { (c.id, $0) } }
-            .filter { $0.1.figures.naiveReaderLoss + $0.1.figures.malformed > 0 }
-            .sorted { ($0.1.figures.malformed, $0.1.figures.naiveReaderLoss) > ($1.1.figures.malformed, $1.1.figures.naiveReaderLoss) }
-            .prefix(5)
-        guard !ranked.isEmpty, r.connections.count > 1 else { return "" }
+        let ranked = r.worstDirections(limit: 5)
+        guard !ranked.isEmpty, r.analyses.count > 1 else { return "" }
         var s = "\nworst directions:\n"
-        for (id, d) in ranked {
-            s += "  #\(id) \(d.from) → \(d.to): \(d.figures.malformed) malformed, naive-reader loss \(pct(d.figures.naiveReaderLossPercent))\n"
+        for (c, _, d) in ranked {
+            s += "  #\(c.id) \(d.from) → \(d.to): \(d.figures.malformed) malformed, naive-reader loss \(pct(d.figures.naiveReaderLossPercent))\n"
         }
         return s
     }
@@ -114,7 +111,5 @@ public enum AnalysisTextFormatter {
         String(Double(Int((value * 10).rounded())) / 10)
     }
 
-    private static func pct(_ value: Double) -> String {
-        value == value.rounded() ? "\(Int(value))%" : "\(value)%"
-    }
+    private static func pct(_ value: Double) -> String { percentText(value) }
 }

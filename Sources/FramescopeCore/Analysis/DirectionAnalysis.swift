@@ -33,6 +33,8 @@ public struct DirectionAnalysis: Sendable, Equatable {
     public var assemblyLatencyMicroseconds = QuantileHistogram()
     /// Segments longer than the MSS the receiver announced (offload super-segments).
     public var segmentsOverMSS = 0
+    /// Partial, merged and malformed over time (per direction; not summed by `merge`).
+    public var timeline = EventTimeline()
 
     public init() {}
 

@@ -50,7 +50,7 @@ struct DirectionAnalyzer {
     private var segment: Segment?
     /// Touch counts of earlier segments the message in progress spans: final once it
     /// completes (each gets +1) or turns out not to be a message.
-    private var spanned: [Int] = []
+    private var spanned: [(touches: Int, timestamp: Timestamp)] = []
     /// Stream offset one past the last byte seen.
     private var end: Int64 = 0
 
@@ -204,6 +204,7 @@ struct DirectionAnalyzer {
             evidence += bytes[i..<min(bytes.count, i + 16)]
             analysis.malformed += 1
             analysis.malformedByReason[reason, default: 0] += 1
+            analysis.timeline.add(.malformed, at: message!.firstTimestamp)
             log.add(
                 AnalysisEvent(
                     kind: .malformed, reason: reason, connection: connection, direction: direction, offset: frameStart + Int64(consumed),
@@ -245,7 +246,7 @@ struct DirectionAnalyzer {
     /// Settles the segments the frame in progress spans: touched if it was a message.
     private mutating func settleSpanned(touched: Bool) {
         if touched { segment!.touches += 1 }
-        for touches in spanned { recordSegment(touches: touches + (touched ? 1 : 0)) }
+        for s in spanned { recordSegment(touches: s.touches + (touched ? 1 : 0), at: s.timestamp) }
         spanned.removeAll(keepingCapacity: true)
     }
 
@@ -265,7 +266,10 @@ struct DirectionAnalyzer {
         log.sizes[direction.rawValue].add(length)
         if let type = m.type { analysis.countType(type) }
         analysis.segmentsPerMessage.add(m.segments)
-        if m.segments >= 2 { analysis.partialMessages += 1 }
+        if m.segments >= 2 {
+            analysis.partialMessages += 1
+            analysis.timeline.add(.partial, at: segment!.timestamp)
+        }
         if !(m.atSegmentStart && m.segments == 1) { analysis.naiveReaderLoss += 1 }
         let latency = (segment!.timestamp.nanoseconds - m.firstTimestamp.nanoseconds) / 1000
         analysis.assemblyLatencyMicroseconds.add(latency)
@@ -293,7 +297,7 @@ struct DirectionAnalyzer {
     private mutating func enterSegment(_ s: Segment) {
         if let current = segment, current.start == s.start && current.frame == s.frame { return }
         if let current = segment, message != nil {
-            spanned.append(current.touches)
+            spanned.append((current.touches, current.timestamp))
             message!.segments += 1
         } else {
             finishSegment()
@@ -304,13 +308,16 @@ struct DirectionAnalyzer {
     /// Settles what is still open (at the end, or when framing stops for good).
     private mutating func finishSegment() {
         settleSpanned(touched: false)
-        if let s = segment { recordSegment(touches: s.touches) }
+        if let s = segment { recordSegment(touches: s.touches, at: s.timestamp) }
         segment = nil
     }
 
-    private mutating func recordSegment(touches: Int) {
+    private mutating func recordSegment(touches: Int, at time: Timestamp) {
         if touches > 0 { analysis.messagesPerSegment.add(touches) }
-        if touches >= 2 { analysis.mergedSegments += 1 }
+        if touches >= 2 {
+            analysis.mergedSegments += 1
+            analysis.timeline.add(.merged, at: time)
+        }
     }
 
     // MARK: Resynchronisation

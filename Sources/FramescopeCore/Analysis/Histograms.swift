@@ -99,6 +99,18 @@ public struct QuantileHistogram: Sendable, Equatable {
         return maximum
     }
 
+    /// Counts by power of two, exact (buckets never straddle one): `(lower, count)` where a
+    /// value `v` counts under the largest power of two ≤ `v` (0 under 0); only non-empty bins.
+    public var powerOfTwoBins: [(lower: Int64, count: Int)] {
+        var bins = [Int](repeating: 0, count: 64)
+        for (i, n) in buckets.enumerated() where n > 0 {
+            let v = lowerBound(i)
+            bins[v == 0 ? 0 : 64 - v.leadingZeroBitCount] += Int(n)
+        }
+        bins[0] += zeros
+        return bins.indices.filter { bins[$0] > 0 }.map { ($0 == 0 ? 0 : Int64(1) << ($0 - 1), bins[$0]) }
+    }
+
     @inline(__always)
     private func bucket(_ v: Int64) -> Int {
         let linear = 2 << bits

@@ -86,7 +86,7 @@ struct ByteSize: ExpressibleByArgument, Sendable {
 }
 
 enum OutputFormat: String, ExpressibleByArgument, CaseIterable {
-    case text, json, markdown
+    case text, json, markdown, html
 }
 
 /// `--format` and `--output` of the report commands.
@@ -100,6 +100,7 @@ struct OutputOptions: ParsableArguments {
     /// Writes the analysis report, streaming its JSON (a report can hold 50,000 connections).
     func write(_ report: AnalysisReport) throws {
         if format == .markdown { return try emit(AnalysisMarkdownFormatter.render(report), to: output) }
+        if format == .html { return try emit(AnalysisHTMLFormatter.render(report), to: output) }
         guard format == .json else { return try emit(AnalysisTextFormatter.render(report), to: output) }
         var fd: Int32 = 1
         if let output {
@@ -113,11 +114,11 @@ struct OutputOptions: ParsableArguments {
         if writer.failed { throw Failure(message: "\(output ?? "standard output"): write failed") }
     }
 
-    /// Writes `report` as JSON, or as text rendered by `text` (flows has no markdown form).
+    /// Writes `report` as JSON, or as text rendered by `text` (flows has no markdown or HTML form).
     func write<Report: Encodable>(_ report: Report, text: (Report) -> String) throws {
         switch format {
         case .json: try emit(JSONOutput.encode(report), to: output)
-        case .text, .markdown: try emit(text(report), to: output)
+        case .text, .markdown, .html: try emit(text(report), to: output)
         }
     }
 }

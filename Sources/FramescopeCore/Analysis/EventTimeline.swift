@@ -1,0 +1,52 @@
+/// Partial messages, merged segments and malformed headers of one direction over time, in at
+/// most `bucketCount` buckets from the first event on. When an event falls past the last bucket
+/// the width doubles and neighbouring buckets merge, so memory stays fixed however long the
+/// capture; nothing is allocated until the first event (most directions of a healthy capture
+/// have none).
+public struct EventTimeline: Sendable, Equatable {
+    public static let bucketCount = 32
+    public static let initialWidth: Int64 = 1_000_000  // 1 ms
+
+    public enum Kind: Int, Sendable, CaseIterable {
+        case partial, merged, malformed
+    }
+
+    /// Start of the first bucket: the first event's time.
+    public private(set) var origin = Timestamp.zero
+    public private(set) var bucketNanoseconds = Self.initialWidth
+    /// `Kind.allCases.count` counters per bucket; empty until the first event.
+    private var counts: [UInt32] = []
+
+    public init() {}
+
+    public var isEmpty: Bool { counts.isEmpty }
+
+    /// Buckets up to the last one with an event, per kind.
+    public func series(_ kind: Kind) -> [Int] {
+        let stride = Kind.allCases.count
+        var last = counts.count / stride - 1
+        while last >= 0 && (0..<stride).allSatisfy({ counts[last * stride + $0] == 0 }) { last -= 1 }
+        return last < 0 ? [] : (0...last).map { Int(counts[$0 * stride + kind.rawValue]) }
+    }
+
+    mutating func add(_ kind: Kind, at time: Timestamp) {
+        if counts.isEmpty {
+            origin = time
+            counts = [UInt32](repeating: 0, count: Self.bucketCount * Kind.allCases.count)
+        }
+        let elapsed = max(0, time.nanoseconds - origin.nanoseconds)
+        while elapsed / bucketNanoseconds >= Int64(Self.bucketCount) { doubleWidth() }
+        counts[Int(elapsed / bucketNanoseconds) * Kind.allCases.count + kind.rawValue] &+= 1
+    }
+
+    private mutating func doubleWidth() {
+        let stride = Kind.allCases.count
+        for bucket in 0..<Self.bucketCount {
+            for k in 0..<stride {
+                counts[bucket * stride + k] = bucket < Self.bucketCount / 2
+                    ? counts[2 * bucket * stride + k] &+ counts[(2 * bucket + 1) * stride + k] : 0
+            }
+        }
+        bucketNanoseconds *= 2
+    }
+}

@@ -1,0 +1,249 @@
+/// `analyze --format html`: one self-contained page to attach to a bug report — the verdict,
+/// charts (inline SVG), the worst connections and the evidence with hex and Wireshark filters.
+/// No network, and the page reads fine without its small script (copy buttons, sorting).
+/// Every figure shown carries `data-json`, its path in the JSON report (`#ID` picks the
+/// connection with that id), so tests can check the page against `--format json`.
+public enum AnalysisHTMLFormatter {
+    static let listedDirections = 20
+    static let timelineConnections = 12
+    static let shownEvents = 50
+
+    public static func render(_ r: AnalysisReport) -> String {
+        let title = "framescope: " + (r.capture.map { "live capture on \($0.interface)" } ?? r.inputs.map { baseName($0.path) }.joined(separator: ", "))
+        var body = header(r)
+        body += summary(r)
+        body += charts(r)
+        body += timeline(r)
+        body += worst(r)
+        body += evidence(r)
+        body += "<footer>framescope · figures as in <code>--format json</code> (framescope.report/1) · definitions in the README</footer>\n"
+        return """
+            <!DOCTYPE html>
+            <html lang="en"><head><meta charset="utf-8">
+            <meta name="viewport" content="width=device-width, initial-scale=1">
+            <title>\(escapeHTML(title))</title>
+            <style>\(HTMLAssets.css)</style>
+            </head><body>
+            <h1>\(escapeHTML(title))</h1>
+            \(body)<script>\(HTMLAssets.script)</script>
+            </body></html>
+
+            """
+    }
+
+    private static func header(_ r: AnalysisReport) -> String {
+        var out = "<p class=\"meta\">"
+        if let c = r.capture {
+            out += "\(c.packetsCaptured) packets captured in \(seconds(c.durationSeconds)) s, \(c.kernelDrops + c.interfaceDrops) dropped · "
+        }
+        out += "<span data-json=\"packets.total\" data-value=\"\(r.packets.total)\">\(grouped(r.packets.total))</span> packets · "
+        out += "<span data-json=\"totals.connections\" data-value=\"\(r.totals.connections)\">\(grouped(r.totals.connections))</span> connections, "
+        out += "\(grouped(r.totals.dissectedConnections)) dissected"
+        if let d = r.dissectors.default { out += " with <code>\(escapeHTML(d))</code>" }
+        for (port, spec) in r.dissectors.byServerPort.sorted(by: { $0.key < $1.key }) {
+            out += " · port \(port): <code>\(escapeHTML(spec))</code>"
+        }
+        out += "</p>\n"
+        for warning in r.warnings { out += "<p class=\"warning\">⚠ \(escapeHTML(warning))</p>\n" }
+        let verdict = r.verdict
+        out += verdict.isEmpty
+            ? "<p class=\"verdict\">No complete messages were found: check the dissector.</p>\n"
+            : "<ul class=\"verdict\">" + verdict.map { "<li><strong>\(escapeHTML($0.direction)):</strong> \(escapeHTML($0.sentence))</li>" }.joined() + "</ul>\n"
+        return out
+    }
+
+    private static var directions: [(label: String, key: String, keyPath: KeyPath<AnalysisReport.Totals, AnalysisReport.Figures>)] {
+        [("client → server", "clientToServer", \.clientToServer), ("server → client", "serverToClient", \.serverToClient)]
+    }
+
+    private static func summary(_ r: AnalysisReport) -> String {
+        let rows: [(String, String, (AnalysisReport.Figures) -> Double)] = [
+            ("messages", "messages", { Double($0.messages) }),
+            ("segments", "segments", { Double($0.segments) }),
+            ("partial messages", "partialMessages", { Double($0.partialMessages) }),
+            ("partial %", "partialPercent", { $0.partialPercent }),
+            ("merged segments", "mergedSegments", { Double($0.mergedSegments) }),
+            ("merged %", "mergedPercent", { $0.mergedPercent }),
+            ("naive-reader loss", "naiveReaderLoss", { Double($0.naiveReaderLoss) }),
+            ("naive-reader loss %", "naiveReaderLossPercent", { $0.naiveReaderLossPercent }),
+            ("max segments per message", "maxSegmentsPerMessage", { Double($0.maxSegmentsPerMessage) }),
+            ("max messages per segment", "maxMessagesPerSegment", { Double($0.maxMessagesPerSegment) }),
+            ("message size p50 (B)", "messageSize.p50", { $0.messageSize.p50 }),
+            ("message size p99 (B)", "messageSize.p99", { $0.messageSize.p99 }),
+            ("message size max (B)", "messageSize.max", { $0.messageSize.max }),
+            ("malformed headers", "malformed", { Double($0.malformed) }),
+            ("incomplete at end", "incompleteAtEnd", { Double($0.incompleteAtEnd) }),
+            ("damaged by capture gaps", "damagedByGaps", { Double($0.damagedByGaps) }),
+            ("undissected bytes", "undissectedBytes", { Double($0.undissectedBytes) }),
+        ]
+        var out = "<h2>Figures</h2>\n<table class=\"figures\"><thead><tr><th></th>"
+        out += directions.map { "<th>\($0.label)</th>" }.joined() + "</tr></thead><tbody>\n"
+        for (label, key, value) in rows {
+            out += "<tr><th>\(label)</th>"
+            for d in directions {
+                let v = value(r.totals[keyPath: d.keyPath])
+                out += "<td data-json=\"totals.\(d.key).\(key)\" data-value=\"\(number(v))\">\(grouped(v))</td>"
+            }
+            out += "</tr>\n"
+        }
+        return out + "</tbody></table>\n"
+    }
+
+    private static func charts(_ r: AnalysisReport) -> String {
+        var out = "<h2>How TCP cut and glued the messages</h2>\n<div class=\"charts\">\n"
+        out += pairChart(
+            r, title: "Segments per message", caption: "messages by the number of segments that carried them (1 = whole in one segment)",
+            key: "segmentsPerMessage", pairs: \.segmentsPerMessage, unit: "messages", label: { $0 == 63 ? "63+" : String($0) },
+            what: { "\($0 == 63 ? "63 or more" : String($0)) segment\($0 == 1 ? "" : "s")" })
+        out += pairChart(
+            r, title: "Messages per segment", caption: "segments by the number of messages they carried bytes of (≥ 2 = merged)",
+            key: "messagesPerSegment", pairs: \.messagesPerSegment, unit: "segments", label: { $0 == 63 ? "63+" : String($0) },
+            what: { "\($0 == 63 ? "63 or more" : String($0)) message\($0 == 1 ? "" : "s")" })
+        out += sizeChart(r)
+        return out + "</div>\n"
+    }
+
+    /// A histogram stored as `[key, count]` pairs, one bar series per direction.
+    private static func pairChart(
+        _ r: AnalysisReport, title: String, caption: String, key: String, pairs: KeyPath<AnalysisReport.Figures, [[Int]]>, unit: String,
+        label: (Int) -> String, what: (Int) -> String
+    ) -> String {
+        let keys = Set(directions.flatMap { r.totals[keyPath: $0.keyPath][keyPath: pairs].map { $0[0] } }).sorted()
+        let series = directions.enumerated().map { i, d in
+            let list = r.totals[keyPath: d.keyPath][keyPath: pairs]
+            return BarChart.Series(
+                name: d.label, cssClass: "s\(i)",
+                values: keys.map { k in
+                    list.firstIndex { $0[0] == k }.map { (list[$0][1], "totals.\(d.key).\(key).\($0).1") }
+                })
+        }
+        return BarChart(title: title, caption: caption, categories: keys.map { (label($0), what($0)) }, series: series, unit: unit).render()
+    }
+
+    private static func sizeChart(_ r: AnalysisReport) -> String {
+        let lowers = Set(directions.flatMap { r.totals[keyPath: $0.keyPath].messageSizeBins.map { $0[0] } }).sorted()
+        let series = directions.enumerated().map { i, d in
+            let bins = r.totals[keyPath: d.keyPath].messageSizeBins
+            return BarChart.Series(
+                name: d.label, cssClass: "s\(i)",
+                values: lowers.map { lower in
+                    bins.firstIndex { $0[0] == lower }.map { (Int(bins[$0][1]), "totals.\(d.key).messageSizeBins.\($0).1") }
+                })
+        }
+        let categories = lowers.map { lower in
+            (byteLabel(lower), lower <= 1 ? "\(lower) bytes" : "\(lower)–\(2 * lower - 1) bytes")
+        }
+        return BarChart(
+            title: "Message sizes", caption: "messages by size, in powers of two (bytes)", categories: categories, series: series,
+            unit: "messages"
+        ).render()
+    }
+
+    private static func timeline(_ r: AnalysisReport) -> String {
+        let listed = Array(r.connections)
+        let withEvents = listed.filter { c in c.directions.contains { $0.timeline != nil } }
+        guard !withEvents.isEmpty else { return "" }
+        func weight(_ c: AnalysisReport.Connection) -> Int {
+            c.directions.reduce(0) { sum, d in
+                sum + (d.timeline.map { $0.partial.reduce(0, +) + $0.merged.reduce(0, +) + 10 * $0.malformed.reduce(0, +) } ?? 0)
+            }
+        }
+        let chosen = withEvents.sorted { (weight($0), $1.id) > (weight($1), $0.id) }.prefix(timelineConnections).sorted { $0.id < $1.id }
+        var rows: [TimelineChart.Row] = []
+        for c in chosen {
+            for (i, d) in c.directions.enumerated() {
+                guard let t = d.timeline else { continue }
+                rows.append(
+                    TimelineChart.Row(
+                        label: "#\(c.id) \(i == 0 ? "client → server" : "server → client")", title: "\(d.from) → \(d.to)", timeline: t,
+                        json: "connections.#\(c.id).directions.\(i)"))
+            }
+        }
+        let start = listed.map { epochSeconds($0.firstTime) }.min() ?? 0
+        let end = listed.map { epochSeconds($0.lastTime) }.max() ?? start
+        var out = "<h2>Over time</h2>\n<p class=\"legendline\"><span class=\"key partial\"></span>partial messages "
+        out += "<span class=\"key merged\"></span>merged segments <span class=\"key malformed\"></span>malformed headers · "
+        out += "\(rows.count) directions of the \(chosen.count) connections with the most events"
+        if withEvents.count > chosen.count { out += " (of \(withEvents.count))" }
+        out += "; darker = more in that interval</p>\n"
+        return out + "<figure class=\"wide\">" + TimelineChart(rows: rows, start: start, end: end).render() + "</figure>\n"
+    }
+
+    private static func worst(_ r: AnalysisReport) -> String {
+        let ranked = r.worstDirections(limit: listedDirections)
+        guard !ranked.isEmpty else { return "" }
+        var out = "<h2>Worst connections</h2>\n<table class=\"sortable\"><thead><tr><th>#</th><th>from → to</th><th>dissector</th>"
+        out += "<th>messages</th><th>partial %</th><th>merged %</th><th>naive loss</th><th>malformed</th><th>incomplete</th><th>Wireshark</th></tr></thead><tbody>\n"
+        for (c, i, d) in ranked {
+            let path = "connections.#\(c.id).directions.\(i)"
+            let f = d.figures
+            func cell(_ key: String, _ value: Double) -> String {
+                "<td data-json=\"\(path).figures.\(key)\" data-value=\"\(number(value))\">\(grouped(value))</td>"
+            }
+            out += "<tr><td>\(c.id)</td><td><code>\(escapeHTML(d.from))</code> → <code>\(escapeHTML(d.to))</code></td>"
+            out += "<td><code>\(escapeHTML(c.dissector ?? "-"))</code></td>"
+            out += cell("messages", Double(f.messages)) + cell("partialPercent", f.partialPercent) + cell("mergedPercent", f.mergedPercent)
+            out += cell("naiveReaderLoss", Double(f.naiveReaderLoss)) + cell("malformed", Double(f.malformed))
+            out += cell("incompleteAtEnd", Double(f.incompleteAtEnd))
+            out += "<td>" + copyable("tcp.stream == \(c.id)") + "</td></tr>\n"
+        }
+        return out + "</tbody></table>\n"
+    }
+
+    private static func evidence(_ r: AnalysisReport) -> String {
+        guard !r.events.isEmpty else { return "" }
+        var out = "<h2>Evidence <small>(\(r.eventsTotal) events\(r.eventsTotal > shownEvents ? ", the first \(shownEvents) shown; all in --format json" : ""))</small></h2>\n"
+        for (i, e) in r.events.prefix(shownEvents).enumerated() {
+            out += "<div class=\"event \(e.kind)\"><p><strong>\(escapeHTML(e.kind))\(e.reason.map { " (\(escapeHTML($0)))" } ?? "")</strong> · "
+            out += "connection \(e.connection), <code>\(escapeHTML(e.from))</code> → <code>\(escapeHTML(e.to))</code> · "
+            out += "stream offset <span data-json=\"events.\(i).offset\" data-value=\"\(e.offset)\">\(e.offset)</span> · "
+            out += "frame <span data-json=\"events.\(i).frame\" data-value=\"\(e.frame)\">\(e.frame)</span>"
+            if e.length > 0 { out += " · \(grouped(Double(e.length))) bytes" }
+            out += " · \(e.time)</p>\n" + copyable(e.wiresharkFilter)
+            if !e.bytes.isEmpty { out += "<pre class=\"hex\">\(escapeHTML(hexDump(e.bytes, offset: e.offset)))</pre>" }
+            out += "</div>\n"
+        }
+        return out
+    }
+
+    private static func copyable(_ filter: String) -> String {
+        "<span class=\"filter\"><code>\(escapeHTML(filter))</code><button class=\"copy\" data-copy=\"\(escapeHTML(filter))\">copy</button></span>"
+    }
+
+    /// `offset  hex bytes  |ascii|` from the report's space-separated hex.
+    static func hexDump(_ hexBytes: String, offset: Int64) -> String {
+        let bytes = hexBytes.split(separator: " ").compactMap { UInt8($0, radix: 16) }
+        let ascii = String(bytes.map { (0x20..<0x7F).contains($0) ? Character(UnicodeScalar($0)) : "." })
+        let position = String(offset, radix: 16)
+        return String(repeating: "0", count: max(0, 8 - position.count)) + position + "  " + hexBytes + "  |" + ascii + "|"
+    }
+
+    private static func byteLabel(_ value: Int64) -> String {
+        value >= 1 << 20 ? "\(value >> 20)M" : value >= 1 << 10 ? "\(value >> 10)K" : String(value)
+    }
+
+    private static func baseName(_ path: String) -> String {
+        path.split(separator: "/").last.map(String.init) ?? path
+    }
+
+    /// A figure as JSON writes it: integers without a fraction.
+    private static func number(_ value: Double) -> String {
+        value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : String(value)
+    }
+
+    private static func grouped(_ value: Int) -> String { grouped(Double(value)) }
+
+    /// Thousands separated by commas; fractions kept as they are.
+    private static func grouped(_ value: Double) -> String {
+        let text = number(value)
+        let parts = text.split(separator: ".", maxSplits: 1)
+        var digits = Array(parts[0]), out = ""
+        let negative = digits.first == "-"
+        if negative { digits.removeFirst() }
+        for (i, d) in digits.enumerated() {
+            if i > 0 && (digits.count - i) % 3 == 0 { out += "," }
+            out.append(d)
+        }
+        return (negative ? "-" : "") + out + (parts.count > 1 ? "." + parts[1] : "")
+    }
+}
