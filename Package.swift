@@ -2,7 +2,8 @@
 import PackageDescription
 
 // Pipeline, one target per layer, dependencies pointing one way:
-// CPcap (libpcap) → FramescopeCapture → FramescopeCore (decode → flows → reassembly) → FramescopeReport → framescope
+// CPcap (libpcap) → FramescopeCapture → FramescopeCore (decode → flows → reassembly → dissection → analysis)
+// → FramescopeReport → framescope; FramescopeProtobuf turns a protoc descriptor set into Core's schema.
 let package = Package(
     name: "framescope",
     products: [
@@ -13,6 +14,8 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        // Only its descriptor types (the library, no code-generation plugin).
+        .package(url: "https://github.com/apple/swift-protobuf", from: "1.28.0"),
     ],
     targets: [
         .systemLibrary(name: "CPcap", pkgConfig: "libpcap", providers: [.apt(["libpcap-dev"])]),
@@ -21,17 +24,18 @@ let package = Package(
         // The only target that talks to libpcap.
         .target(name: "FramescopeCapture", dependencies: ["FramescopeCore", "CPcap"]),
         .target(name: "FramescopeReport", dependencies: ["FramescopeCore"]),
+        .target(name: "FramescopeProtobuf", dependencies: ["FramescopeCore", .product(name: "SwiftProtobuf", package: "swift-protobuf")]),
         .executableTarget(
             name: "framescope",
             dependencies: [
-                "FramescopeCore", "FramescopeCapture", "FramescopeReport",
+                "FramescopeCore", "FramescopeCapture", "FramescopeReport", "FramescopeProtobuf",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         // The benchmark's floor: a bare pcap_next_ex loop (scripts/bench).
         .executableTarget(name: "pcap-floor", dependencies: ["CPcap"]),
         .testTarget(name: "FramescopeCoreTests", dependencies: ["FramescopeCore"]),
-        .testTarget(name: "FramescopeCaptureTests", dependencies: ["FramescopeCapture", "FramescopeReport"]),
+        .testTarget(name: "FramescopeCaptureTests", dependencies: ["FramescopeCapture", "FramescopeReport", "FramescopeProtobuf"]),
         .testTarget(name: "FramescopeCLITests", dependencies: ["framescope", "FramescopeCore"], exclude: ["Fixtures"]),
     ]
 )

@@ -3,7 +3,8 @@
 inside a private network namespace whose loopback has a 1500-byte MTU (so segments have
 Ethernet-like sizes and messages are split and coalesced as on a real network).
 
-Needs root, tcpdump, iproute2 and ethtool. Usage: sudo scripts/record-samples.py [samples-dir]
+Needs root, tcpdump, iproute2 and ethtool. Usage: sudo scripts/record-samples.py [samples-dir [NAME.pcap...]]
+(with names, only those are recorded again)
 Traffic never leaves the namespace."""
 import os, random, socket, struct, subprocess, sys, threading, time
 
@@ -66,6 +67,73 @@ def varint_im(port, family=socket.AF_INET, host="127.0.0.1"):
     reader.start()
     for i in range(20):
         m = chat_message(rng, 1000 + i)
+        c.sendall(varint(len(m)) + m)
+        time.sleep(0.003)
+    time.sleep(0.3)
+    c.shutdown(socket.SHUT_WR)
+    t.join()
+    reader.join()
+    c.close()
+
+
+def envelope(cmd, seq, text=None, attachment=None, sent_at=None):
+    """An Envelope of samples/proto/chat.proto, encoded by hand (cmd 0 is left out, as proto3 does)."""
+    out = b""
+    if cmd:
+        out += b"\x08" + varint(cmd)
+    out += b"\x10" + varint(seq)
+    if text is not None:
+        out += b"\x1a" + varint(len(text)) + text
+    if attachment is not None:
+        name, data = attachment
+        inner = b"\x0a" + varint(len(name)) + name + b"\x12" + varint(len(data)) + data
+        out += b"\x22" + varint(len(inner)) + inner
+    if sent_at is not None:
+        out += b"\x29" + struct.pack("<Q", sent_at)
+    return out
+
+
+def protobuf_im(port):
+    """Envelopes (samples/proto/chat.proto), varint-delimited both ways, in bursts (Nagle glues
+    them), some written in two halves. The server's messages include sender bugs: 3 texts that are
+    not UTF-8 and an attachment name that is not (wire data fine, not a valid Envelope), and 2 JSON
+    bodies written into the protobuf channel (not protobuf wire data at all)."""
+    rng = random.Random(11)
+    LOGIN, SEND, ACK, TYPING, LOGOUT = 1, 2, 3, 4, 5
+    def server_body(i):
+        if i in (50, 140):
+            return b'{"cmd":"SEND","seq":%d,"text":"sent as JSON by the web gateway"}' % i
+        cmd = [ACK, ACK, SEND, TYPING, SEND][i % 5]
+        text = None
+        if cmd == SEND:
+            text = ("message %d " % i).encode() + b"y" * rng.choice([10, 40, 120, 400, 1400, 3000])
+            if i in (32, 77, 122):
+                text = text[:20] + b"\xff\xfe" + text[22:]
+        attachment = None
+        if i % 10 == 9:
+            name = b"photo-%d.jpg" % i if i != 99 else b"photo-\xc3\x28.jpg"
+            attachment = (name, bytes(rng.randrange(256) for _ in range(rng.choice([100, 900, 2500]))))
+        return envelope(cmd, i, text, attachment, sent_at=1_700_000_000_000 + i)
+    def server(conn):
+        for i in range(160):
+            m = server_body(i)
+            m = varint(len(m)) + m
+            if i % 19 == 7:
+                conn.sendall(m[: len(m) // 2]); time.sleep(0.002); conn.sendall(m[len(m) // 2 :])
+            else:
+                conn.sendall(m)
+            if i % 20 == 19:
+                time.sleep(0.01)
+        drain(conn)
+    t = serve(port, server)
+    time.sleep(0.2)
+    c = socket.create_connection(("127.0.0.1", port))
+    reader = threading.Thread(target=drain, args=(c,))
+    reader.start()
+    bodies = [envelope(LOGIN, 0, b"alice")]
+    bodies += [envelope(SEND, i, ("hello %d " % i).encode() + b"z" * rng.choice([5, 50, 500])) for i in range(1, 25)]
+    bodies += [envelope(0, 25, b"no command set"), envelope(LOGOUT, 26)]
+    for m in bodies:
         c.sendall(varint(len(m)) + m)
         time.sleep(0.003)
     time.sleep(0.3)
@@ -177,6 +245,8 @@ SEEDS = {
 
 
 def record(name, port, run, extra_filter=""):
+    if sys.argv[2:] and name not in sys.argv[2:]:
+        return
     path = os.path.join(OUT, name)
     dump = subprocess.Popen(
         ["ip", "netns", "exec", NETNS, "tcpdump", "-i", "lo", "--immediate-mode", "-w", path, "-U", "-s", "0",
@@ -195,7 +265,7 @@ if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "--run":
         port = int(sys.argv[3])
         runs = {"varint": lambda: varint_im(port), "varint6": lambda: varint_im(port, socket.AF_INET6, "::1"),
-                "lines": lambda: lines(port)}
+                "lines": lambda: lines(port), "protobuf": lambda: protobuf_im(port)}
         for seed, (encode, n_server, n_client, corrupt) in SEEDS.items():
             runs[seed] = lambda e=encode, a=n_server, b=n_client, c=corrupt: seed_exchange(port, e, a, b, c)
         runs[sys.argv[2]]()
@@ -210,6 +280,7 @@ if __name__ == "__main__":
         record("im-varint.pcap", 7001, "varint")
         record("im-varint-ipv6.pcap", 7002, "varint6")
         record("lines-crlf.pcap", 7003, "lines")
+        record("im-protobuf.pcap", 7004, "protobuf")
         for n, seed in enumerate(SEEDS):
             record(seed + ".pcap", 7010 + n, seed)
     finally:

@@ -6,8 +6,11 @@ TCP stream direction it records, from tshark's "follow TCP stream" output:
   (bytes in >= 2 follow segments), merged segments (bytes of >= 2 messages), naive-reader loss,
   malformed headers (with a magic, the walk scans to the next magic and counts the bytes skipped),
   and trailing incomplete bytes.
-Needs tshark. Usage: scripts/sample-truth.py"""
-import binascii, bisect, glob, hashlib, json, os, subprocess
+For varint-framed samples it also parses every message body with Google's protobuf library:
+as wire data (an empty message type, so every field is unknown but must be well-formed) and, where
+the sample has a schema, as its type, counting valid bodies by the count field.
+Needs tshark, protoc and the protobuf Python package. Usage: scripts/sample-truth.py"""
+import binascii, bisect, glob, hashlib, json, os, subprocess, tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SAMPLES = os.path.join(HERE, "..", "samples")
@@ -16,6 +19,8 @@ SAMPLES = os.path.join(HERE, "..", "samples")
 FRAMING = {
     "im-varint.pcap": {"spec": "varint", "kind": "varint"},
     "im-varint-ipv6.pcap": {"spec": "varint", "kind": "varint"},
+    "im-protobuf.pcap": {"spec": "varint", "kind": "varint",
+                         "schema": {"proto": "chat.proto", "message": "framescope.samples.Envelope", "countBy": "cmd"}},
     "lines-crlf.pcap": {"spec": "delimiter", "kind": "delimiter", "delimiter": b"\r\n"},
     "seed-0xff-command.pcap": {"spec": "length:offset=4,width=4,magic=000000ff,type=8:4", "kind": "length", "offset": 4, "width": 4, "add": 8, "magic": b"\0\0\0\xff", "ascii": False},
     "seed-7byte-header.pcap": {"spec": "length:offset=5,width=2,type=2:2", "kind": "length", "offset": 5, "width": 2, "add": 7, "ascii": False},
@@ -117,6 +122,52 @@ def stats(pdus, segment_lengths):
     return partial, sum(1 for t in touching if t >= 2), naive
 
 
+def body_start(f, buf, off):
+    """Where the body of the varint frame at off starts."""
+    i = off
+    while buf[i] & 0x80:
+        i += 1
+    return i + 1
+
+
+def schema_type(schema):
+    """The message class of a sample's schema, compiled from samples/proto by protoc."""
+    from google.protobuf import descriptor_pb2, message_factory
+    with tempfile.NamedTemporaryFile(suffix=".pb") as out:
+        proto_dir = os.path.join(SAMPLES, "proto")
+        subprocess.run(["protoc", "--descriptor_set_out=" + out.name, "--include_imports", "-I", proto_dir,
+                        os.path.join(proto_dir, schema["proto"])], check=True)
+        files = descriptor_pb2.FileDescriptorSet.FromString(open(out.name, "rb").read()).file
+    return message_factory.GetMessages(files)[schema["message"]]
+
+
+def protobuf_truth(f, buf, pdus):
+    from google.protobuf import empty_pb2
+    from google.protobuf.message import DecodeError
+    def parses(cls, body):
+        try:
+            return cls.FromString(body)
+        except DecodeError:
+            return None
+    bodies = [buf[body_start(f, buf, off):off + length] for off, length in pdus]
+    out = {"wireInvalid": sum(1 for b in bodies if parses(empty_pb2.Empty, b) is None)}
+    if "schema" in f:
+        cls = schema_type(f["schema"])
+        counts = {}
+        invalid = 0
+        for b in bodies:
+            m = parses(cls, b)
+            if m is None:
+                invalid += 1
+                continue
+            field = cls.DESCRIPTOR.fields_by_name[f["schema"]["countBy"]]
+            value = getattr(m, field.name)
+            label = field.enum_type.values_by_number[value].name if field.enum_type and value in field.enum_type.values_by_number else str(value)
+            counts[label] = counts.get(label, 0) + 1
+        out.update({"schemaInvalid": invalid, "counts": counts})
+    return out
+
+
 truth = {}
 for path in sorted(glob.glob(os.path.join(SAMPLES, "*.pcap*"))):
     name = os.path.basename(path)
@@ -132,11 +183,15 @@ for path in sorted(glob.glob(os.path.join(SAMPLES, "*.pcap*"))):
             entries.append({"stream": stream, "from": src, "to": dst, "bytes": len(data), "sha256": hashlib.sha256(data).hexdigest(),
                             "segments": len(records[d]), "messages": len(pdus), "partialMessages": partial, "mergedSegments": merged,
                             "naiveReaderLoss": naive, "malformed": malformed, "undissectedBytes": skipped, "trailingIncompleteBytes": trailing})
+            if framing["kind"] == "varint":
+                entries[-1]["protobuf"] = protobuf_truth(framing, data, pdus)
     truth[name] = {"spec": framing["spec"], "directions": entries}
+    if "schema" in framing:
+        truth[name]["schema"] = framing["schema"]
 with open(os.path.join(SAMPLES, "truth.json"), "w") as f:
     json.dump({"generated_by": subprocess.run(["tshark", "--version"], capture_output=True, text=True).stdout.splitlines()[0],
                "captures": truth}, f, indent=1, sort_keys=True)
     f.write("\n")
 for name, t in truth.items():
     for e in t["directions"]:
-        print(name, e["from"], "->", e["to"], {k: e[k] for k in ("bytes", "messages", "partialMessages", "mergedSegments", "naiveReaderLoss", "malformed", "undissectedBytes")})
+        print(name, e["from"], "->", e["to"], {k: e[k] for k in ("bytes", "messages", "partialMessages", "mergedSegments", "naiveReaderLoss", "malformed", "undissectedBytes", "protobuf") if k in e})

@@ -57,6 +57,15 @@ extension AnalysisReport {
                 w.field("tcp", packets.tcp)
                 w.field("total", packets.total)
             }
+            if let protobuf {
+                w.key("protobuf")
+                w.object { w in
+                    if let countBy = protobuf.countBy { w.field("countBy", countBy) }
+                    if let message = protobuf.message { w.field("message", message) }
+                    w.field("mode", protobuf.mode)
+                    w.field("scope", protobuf.scope)
+                }
+            }
             w.field("schema", schema)
             w.key("totals")
             w.object { w in
@@ -154,6 +163,16 @@ extension AnalysisReport.Figures {
             w.field("partialMessages", partialMessages)
             w.field("partialPercent", partialPercent)
             w.field("preambleBytes", preambleBytes)
+            if let protobuf {
+                w.key("protobuf")
+                w.object { w in
+                    w.field("checked", protobuf.checked)
+                    if let counts = protobuf.counts { w.field("counts", counts: counts) }
+                    w.field("invalid", protobuf.invalid)
+                    w.field("invalidByReason", counts: protobuf.invalidByReason)
+                    w.field("invalidPercent", protobuf.invalidPercent)
+                }
+            }
             w.field("resyncs", resyncs)
             w.field("segments", segments)
             w.field("segmentsOverMSS", segmentsOverMSS)

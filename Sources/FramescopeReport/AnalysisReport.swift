@@ -11,7 +11,13 @@ public struct AnalysisReport: Sendable {
     /// The analyses behind `connections`, converted one at a time when written (a report can
     /// list 50,000 connections).
     public let analyses: [ConnectionAnalysis]
-    public var connections: LazyMapSequence<[ConnectionAnalysis], Connection> { analyses.lazy.map(Connection.init) }
+    public var connections: LazyMapSequence<[ConnectionAnalysis], Connection> {
+        let check = protobufCheck
+        return analyses.lazy.map { Connection($0, protobuf: check) }
+    }
+    /// What bodies were checked as; nil when they were not.
+    public var protobuf: Protobuf?
+    let protobufCheck: ProtobufCheck?
     /// Evidence, in stream order per connection (the first 10,000).
     public var events: [Event]
     public var eventsTotal: Int
@@ -45,6 +51,25 @@ public struct AnalysisReport: Sendable {
             self.durationSeconds = durationSeconds
             self.savedTo = savedTo
         }
+    }
+
+    public struct Protobuf: Codable, Sendable {
+        /// `wire` (well-formed protobuf wire data) or `schema` (parses as `message`).
+        public var mode: String
+        public var message: String?
+        public var countBy: String?
+        /// `varint` (only varint-delimited connections) or `length-framed` (all length-field ones).
+        public var scope: String
+    }
+
+    /// Bodies checked as protobuf in a direction (or summed).
+    public struct ProtobufFigures: Codable, Sendable {
+        public var checked: Int
+        public var invalid: Int
+        public var invalidPercent: Double
+        public var invalidByReason: [String: Int]
+        /// Valid bodies by the count field's value (enum names where the schema has them).
+        public var counts: [String: Int]?
     }
 
     public struct Dissectors: Codable, Sendable {
@@ -140,6 +165,8 @@ public struct AnalysisReport: Sendable {
         /// Seconds from a message's first to its last segment.
         public var assemblyLatency: Distribution
         public var segmentsOverMSS: Int
+        /// Only when bodies were checked as protobuf.
+        public var protobuf: ProtobufFigures?
     }
 
     public struct Distribution: Codable, Sendable {
@@ -176,6 +203,12 @@ extension AnalysisReport {
             byServerPort: Dictionary(uniqueKeysWithValues: choice.byServerPort.map { (String($0.key), $0.value.text) }))
         let analyses = analyzer.sortedConnections
         self.analyses = analyses
+        protobufCheck = analyzer.protobuf
+        protobuf = analyzer.protobuf.map { check in
+            Protobuf(
+                mode: check.schema == nil ? "wire" : "schema", message: check.schema?.rootName, countBy: check.schema?.countBy?.name,
+                scope: check.scope == .varintDelimited ? "varint" : "length-framed")
+        }
         var perDirection = analyzer.folded
         for a in analyses where !a.directions.isEmpty {
             for d in Direction.allCases { perDirection[d.rawValue].merge(a.directions[d.rawValue]) }
@@ -191,7 +224,8 @@ extension AnalysisReport {
             connections: analyses.count + analyzer.foldedConnections,
             dissectedConnections: analyses.filter { $0.spec != nil }.count + analyzer.foldedConnections,
             foldedConnections: analyzer.foldedConnections,
-            clientToServer: Figures(perDirection[0]), serverToClient: Figures(perDirection[1]), all: Figures(all))
+            clientToServer: Figures(perDirection[0], protobuf: protobufCheck), serverToClient: Figures(perDirection[1], protobuf: protobufCheck),
+            all: Figures(all, protobuf: protobufCheck))
         let endpoints = Dictionary(uniqueKeysWithValues: analyses.map { ($0.summary.info.id, ($0.summary.info.client, $0.summary.info.server)) })
         events = analyzer.log.events.map { Event($0, endpoints: endpoints[$0.connection]) }
         eventsTotal = analyzer.log.total
@@ -237,7 +271,7 @@ extension AnalysisReport {
 }
 
 extension AnalysisReport.Connection {
-    init(_ a: ConnectionAnalysis) {
+    init(_ a: ConnectionAnalysis, protobuf: ProtobufCheck?) {
         let info = a.summary.info
         id = info.id.rawValue
         client = info.client.description
@@ -251,7 +285,7 @@ extension AnalysisReport.Connection {
             let (from, to) = d == .clientToServer ? (info.client, info.server) : (info.server, info.client)
             let stats = a.summary[d]
             let analysis = a.directions.isEmpty ? DirectionAnalysis() : a.directions[d.rawValue]
-            let figures = AnalysisReport.Figures(analysis, segments: stats.segments)
+            let figures = AnalysisReport.Figures(analysis, segments: stats.segments, protobuf: protobuf)
             var types: [String: Int]?
             if let spec = a.spec, spec.hasTypeField {
                 types = Dictionary(uniqueKeysWithValues: analysis.types.map { (typeLabel($0.key, names: spec.typeNames), $0.value) })
@@ -278,7 +312,7 @@ func typeLabel(_ value: UInt64, names: [UInt64: String]) -> String {
 }
 
 extension AnalysisReport.Figures {
-    init(_ a: DirectionAnalysis, segments: Int? = nil) {
+    init(_ a: DirectionAnalysis, segments: Int? = nil, protobuf check: ProtobufCheck? = nil) {
         let segs = segments ?? a.segments
         self.segments = segs
         messages = a.messages
@@ -306,6 +340,15 @@ extension AnalysisReport.Figures {
         stopped = a.stopped
         assemblyLatency = .init(microseconds: a.assemblyLatencyMicroseconds)
         segmentsOverMSS = a.segmentsOverMSS
+        protobuf = check.map { check in
+            AnalysisReport.ProtobufFigures(
+                checked: a.protobufChecked, invalid: a.protobufInvalid, invalidPercent: percent(a.protobufInvalid, of: a.protobufChecked),
+                invalidByReason: Dictionary(uniqueKeysWithValues: a.protobufInvalidByReason.map { ($0.key.rawValue, $0.value) }),
+                counts: check.schema.flatMap { schema in
+                    schema.countBy == nil
+                        ? nil : Dictionary(a.protobufCounts.map { (schema.countLabel($0.key), $0.value) }, uniquingKeysWith: +)
+                })
+        }
     }
 }
 
@@ -336,7 +379,7 @@ extension AnalysisReport.Event {
         let (client, server) = endpoints ?? (Endpoint(address: IPAddress(ipv4: 0), port: 0), Endpoint(address: IPAddress(ipv4: 0), port: 0))
         let (from, to) = e.direction == .clientToServer ? (client, server) : (server, client)
         kind = e.kind.rawValue
-        reason = e.reason?.rawValue
+        reason = e.reason?.rawValue ?? e.protobufFailure?.rawValue
         connection = e.connection.rawValue
         self.from = from.description
         self.to = to.description

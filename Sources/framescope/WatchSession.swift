@@ -10,6 +10,7 @@ import Glibc
 final class WatchSession {
     let capture: LiveCapture
     let choice: DissectorChoice
+    let protobuf: ProtobufCheck?
     let limits: ReassemblyOptions
     let interval: Double
     let duration: Double?
@@ -22,10 +23,11 @@ final class WatchSession {
     private(set) var finalStatistics: CaptureStatistics?
     private(set) var failure: String?
 
-    init(capture: LiveCapture, choice: DissectorChoice, limits: ReassemblyOptions, interval: Double, duration: Double?, count: Int?,
+    init(capture: LiveCapture, choice: DissectorChoice, protobuf: ProtobufCheck?, limits: ReassemblyOptions, interval: Double, duration: Double?, count: Int?,
          reportOnStdout: Bool, jsonReport: Bool) {
         self.capture = capture
         self.choice = choice
+        self.protobuf = protobuf
         self.limits = limits
         self.interval = interval
         self.duration = duration
@@ -39,7 +41,7 @@ final class WatchSession {
 
     func run() -> AnalysisReport {
         installSignalHandlers()
-        var analyzer = Analyzer(choice: choice)
+        var analyzer = Analyzer(choice: choice, protobuf: protobuf)
         analyzer.maxRetainedConnections = 1000
         var table = FlowTable(sink: SinkPair(analyzer, FlowsCollector(retainSummaries: false)), options: limits)
         writeError("framescope: capturing on \(capture.options.interface)\(capture.options.filter.map { " (filter: \($0))" } ?? ""); Ctrl-C to stop\n")

@@ -1,5 +1,6 @@
 import FramescopeCapture
 @testable import FramescopeCore
+import FramescopeProtobuf
 import Foundation
 import Testing
 
@@ -11,6 +12,18 @@ import Testing
         struct Capture: Decodable {
             var spec: String
             var directions: [Entry]
+            var schema: Schema?
+        }
+        struct Schema: Decodable {
+            var proto: String
+            var message: String
+            var countBy: String
+        }
+        /// What Google's protobuf library says of the bodies.
+        struct Protobuf: Decodable {
+            var wireInvalid: Int
+            var schemaInvalid: Int?
+            var counts: [String: Int]?
         }
         struct Entry: Decodable {
             var from: String
@@ -25,6 +38,7 @@ import Testing
             var malformed: Int
             var undissectedBytes: Int64
             var trailingIncompleteBytes: Int
+            var protobuf: Protobuf?
         }
         var captures: [String: Capture]
     }
@@ -39,12 +53,12 @@ import Testing
         }
     }
 
-    @Test(arguments: truth.captures.keys.sorted())
-    func sampleMatchesItsTruth(name: String) throws {
-        let capture = Self.truth.captures[name]!
-        let spec = try DissectorSpec(parsing: capture.spec)
-        let (table, reader) = try analyze(
-            [Self.samples.appendingPathComponent(name).path], sink: SinkPair(HashingSink(), Analyzer(choice: DissectorChoice(byDefault: spec))))
+    /// Each direction's analysis and statistics, keyed `from>to`, and the streams' hashes.
+    private func analyze(_ name: String, spec: DissectorSpec, protobuf: ProtobufCheck? = nil) throws -> (
+        figures: [String: (DirectionAnalysis, DirectionStatistics)], streams: [String: (bytes: Int64, sha256: String)]
+    ) {
+        let analyzer = Analyzer(choice: DissectorChoice(byDefault: spec), protobuf: protobuf)
+        let (table, reader) = try FramescopeCaptureTests.analyze([Self.samples.appendingPathComponent(name).path], sink: SinkPair(HashingSink(), analyzer))
         #expect(reader.errors.isEmpty)
         var figures: [String: (DirectionAnalysis, DirectionStatistics)] = [:]
         for c in table.sink.second.connections {
@@ -53,9 +67,17 @@ import Testing
                 figures["\(from)>\(to)"] = (c.directions[d.rawValue], c.summary[d])
             }
         }
+        return (figures, table.sink.first.streams.mapValues { ($0.bytes, $0.sha256) })
+    }
+
+    @Test(arguments: truth.captures.keys.sorted())
+    func sampleMatchesItsTruth(name: String) throws {
+        let capture = Self.truth.captures[name]!
+        let spec = try DissectorSpec(parsing: capture.spec)
+        let (figures, streams) = try analyze(name, spec: spec)
         for entry in capture.directions {
             let key = "\(entry.from)>\(entry.to)", place = "\(name) \(entry.from) → \(entry.to)"
-            let stream = table.sink.first.streams[key]
+            let stream = streams[key]
             #expect(stream?.bytes == entry.bytes && stream?.sha256 == entry.sha256, "\(place): bytes differ from tshark")
             let (a, s) = try #require(figures[key])
             #expect(s.segments == entry.segments, "\(place): segments")
@@ -68,5 +90,48 @@ import Testing
             #expect((a.incompleteAtEnd > 0) == (entry.trailingIncompleteBytes > 0), "\(place): incomplete")
             #expect(s.segmentsOverMSS == 0, "\(place): recorded without offload, no super-segments")
         }
+    }
+
+    /// Bodies checked as protobuf wire data, and by the sample's schema, against Google's
+    /// protobuf library (scripts/sample-truth.py parses every body with it).
+    @Test(arguments: truth.captures.keys.sorted().filter { truth.captures[$0]!.directions.contains { $0.protobuf != nil } })
+    func protobufBodiesMatchTheProtobufLibrary(name: String) throws {
+        let capture = Self.truth.captures[name]!
+        let spec = try DissectorSpec(parsing: capture.spec)
+        let wire = try analyze(name, spec: spec, protobuf: ProtobufCheck(schema: nil, scope: .varintDelimited)).figures
+        var schema: ProtobufSchema?
+        var typed: [String: (DirectionAnalysis, DirectionStatistics)] = [:]
+        if let s = capture.schema {
+            schema = try compileSchema(s)
+            typed = try analyze(name, spec: spec, protobuf: ProtobufCheck(schema: schema, scope: .varintDelimited)).figures
+        }
+        for entry in capture.directions {
+            let key = "\(entry.from)>\(entry.to)", place = "\(name) \(entry.from) → \(entry.to)"
+            let truth = try #require(entry.protobuf)
+            let (a, _) = try #require(wire[key])
+            #expect(a.protobufChecked == entry.messages, "\(place): every message body checked")
+            #expect(a.protobufInvalid == truth.wireInvalid, "\(place): bodies that are not protobuf wire data")
+            guard let schema, let (t, _) = typed[key] else { continue }
+            #expect(t.protobufInvalid == truth.schemaInvalid, "\(place): bodies that do not parse as \(schema.rootName)")
+            let counts = Dictionary(t.protobufCounts.map { (schema.countLabel($0.key), $0.value) }, uniquingKeysWith: +)
+            #expect(counts == truth.counts, "\(place): counts by \(schema.countBy?.name ?? "")")
+        }
+    }
+
+    /// Compiles the sample's .proto (in samples/proto) with protoc, as a user would.
+    private func compileSchema(_ s: Truth.Schema) throws -> ProtobufSchema {
+        let protoc = try #require(
+            ["/usr/bin/protoc", "/usr/local/bin/protoc"].first { FileManager.default.isExecutableFile(atPath: $0) },
+            "protoc is missing: apt-get install protobuf-compiler (scripts/install-deps --test)")
+        let out = NSTemporaryDirectory() + "framescope-\(UUID().uuidString).pb"
+        defer { try? FileManager.default.removeItem(atPath: out) }
+        let directory = Self.samples.appendingPathComponent("proto").path
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: protoc)
+        process.arguments = ["--descriptor_set_out=\(out)", "--include_imports", "-I", directory, directory + "/" + s.proto]
+        try process.run()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        return try DescriptorSetLoader.load(path: out, message: s.message, countBy: s.countBy)
     }
 }

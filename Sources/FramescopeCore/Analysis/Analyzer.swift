@@ -25,6 +25,8 @@ public struct ConnectionAnalysis: Sendable {
 /// The stream sink behind `analyze`: runs a dissector over both directions of every connection.
 public struct Analyzer: StreamSink {
     public let choice: DissectorChoice
+    /// How message bodies are checked as protobuf, on the connections it applies to.
+    public let protobuf: ProtobufCheck?
     public private(set) var log = AnalysisLog()
     public private(set) var connections: [ConnectionAnalysis] = []
     /// Called with every message in stream order, when set (`--messages`).
@@ -69,8 +71,9 @@ public struct Analyzer: StreamSink {
     private var freeSlots: [Int] = []
     private var slotOf: [Int32] = []
 
-    public init(choice: DissectorChoice, maxResyncWindowBytes: Int = 32 << 20) {
+    public init(choice: DissectorChoice, protobuf: ProtobufCheck? = nil, maxResyncWindowBytes: Int = 32 << 20) {
         self.choice = choice
+        self.protobuf = protobuf
         log.maxResyncWindowBytes = maxResyncWindowBytes
     }
 
@@ -78,10 +81,12 @@ public struct Analyzer: StreamSink {
         let id = connection.id.rawValue
         if id >= slotOf.count { slotOf += [Int32](repeating: -1, count: max(1024, id + 1 - slotOf.count)) }
         guard let spec = choice.spec(for: connection) else { return }
+        let check = protobuf.flatMap { $0.applies(to: spec) ? $0 : nil }
         let state = Live(
             info: connection, spec: spec,
             analyzers: Direction.allCases.map {
-                DirectionAnalyzer(dissector: spec.makeDissector(isClient: $0 == .clientToServer), connection: connection.id, direction: $0)
+                DirectionAnalyzer(
+                    dissector: spec.makeDissector(isClient: $0 == .clientToServer), connection: connection.id, direction: $0, protobuf: check)
             })
         slotOf[id] = Int32(slots.place(state, reusing: &freeSlots))
     }

@@ -3,10 +3,7 @@ public struct DirectionAnalysis: Sendable, Equatable {
     public var messages = 0
     public var messageBytes: Int64 = 0
     public var sizes = QuantileHistogram()
-    /// Type values below 256, counted in an array (no hashing per message).
-    private var smallTypes: [UInt32] = []
-    /// Larger type values.
-    private var largeTypes: [UInt64: Int] = [:]
+    private var typeCounts = ValueCounts()
     /// Segments that carried bytes this dissector looked at (contributed new stream bytes).
     public var segments = 0
     /// Messages whose bytes arrived in two or more segments, and segments per message.
@@ -35,33 +32,32 @@ public struct DirectionAnalysis: Sendable, Equatable {
     public var segmentsOverMSS = 0
     /// Partial, merged and malformed over time (per direction; not summed by `merge`).
     public var timeline = EventTimeline()
+    /// Bodies checked as protobuf, those that did not parse (by reason), and the valid ones
+    /// counted by the schema's count field; all zero when no check applied.
+    public var protobufChecked = 0
+    public var protobufInvalid = 0
+    public var protobufInvalidByReason: [ProtobufFailure: Int] = [:]
+    var countedValues = ValueCounts()
 
     public init() {}
 
     /// Messages by type value, when the dissector reads a type.
-    public var types: [UInt64: Int] {
-        var all = largeTypes
-        for (value, n) in smallTypes.enumerated() where n > 0 { all[UInt64(value)] = Int(n) }
-        return all
-    }
+    public var types: [UInt64: Int] { typeCounts.all }
 
-    mutating func countType(_ value: UInt64) {
-        if value < 256 {
-            let i = Int(value)
-            if i >= smallTypes.count { smallTypes += [UInt32](repeating: 0, count: i + 1 - smallTypes.count) }
-            smallTypes[i] &+= 1
-        } else {
-            largeTypes[value, default: 0] += 1
-        }
-    }
+    /// Valid protobuf bodies by the value of the schema's count field.
+    public var protobufCounts: [UInt64: Int] { countedValues.all }
+
+    mutating func countType(_ value: UInt64) { typeCounts.add(value) }
 
     public mutating func merge(_ o: DirectionAnalysis) {
         messages += o.messages
         messageBytes += o.messageBytes
         sizes.merge(o.sizes)
-        if o.smallTypes.count > smallTypes.count { smallTypes += [UInt32](repeating: 0, count: o.smallTypes.count - smallTypes.count) }
-        for (i, n) in o.smallTypes.enumerated() { smallTypes[i] &+= n }
-        largeTypes.merge(o.largeTypes, uniquingKeysWith: +)
+        typeCounts.merge(o.typeCounts)
+        protobufChecked += o.protobufChecked
+        protobufInvalid += o.protobufInvalid
+        protobufInvalidByReason.merge(o.protobufInvalidByReason, uniquingKeysWith: +)
+        countedValues.merge(o.countedValues)
         segments += o.segments
         partialMessages += o.partialMessages
         segmentsPerMessage.merge(o.segmentsPerMessage)
@@ -89,10 +85,14 @@ public struct AnalysisEvent: Sendable, Equatable {
         case damagedByGap = "damaged-by-gap"
         case resynchronized
         case gaveUp = "gave-up"
+        /// A message body that is not protobuf wire data, or not the schema's type.
+        case invalidProtobuf = "invalid-protobuf"
     }
 
     public var kind: Kind
     public var reason: MalformedReason?
+    /// Why an `invalid-protobuf` body failed.
+    public var protobufFailure: ProtobufFailure? = nil
     public var connection: ConnectionID
     public var direction: Direction
     /// Stream offset (sequence space from the direction's first byte).
@@ -102,8 +102,8 @@ public struct AnalysisEvent: Sendable, Equatable {
     public var timestamp: Timestamp
     /// Up to 16 bytes at `offset` (the header that failed, or the start of the cut message).
     public var bytes: [UInt8]
-    /// Bytes the event covers: skipped by a resync, missing from a damaged message, or
-    /// present of an incomplete one.
+    /// Bytes the event covers: skipped by a resync, missing from a damaged message, present
+    /// of an incomplete one, or the length of an invalid body (whose first bytes `bytes` holds).
     public var length: Int64
 }
 
@@ -120,4 +120,33 @@ public struct MessageRecord: Sendable {
     public var firstTimestamp: Timestamp
     public var lastTimestamp: Timestamp
     public var damagedByGap: Bool
+}
+
+/// Counts per value: values below 256 in an array (no hashing per message), larger ones in a
+/// dictionary.
+struct ValueCounts: Sendable, Equatable {
+    private var small: [UInt32] = []
+    private var large: [UInt64: Int] = [:]
+
+    var all: [UInt64: Int] {
+        var all = large
+        for (value, n) in small.enumerated() where n > 0 { all[UInt64(value)] = Int(n) }
+        return all
+    }
+
+    mutating func add(_ value: UInt64) {
+        if value < 256 {
+            let i = Int(value)
+            if i >= small.count { small += [UInt32](repeating: 0, count: i + 1 - small.count) }
+            small[i] &+= 1
+        } else {
+            large[value, default: 0] += 1
+        }
+    }
+
+    mutating func merge(_ o: ValueCounts) {
+        if o.small.count > small.count { small += [UInt32](repeating: 0, count: o.small.count - small.count) }
+        for (i, n) in o.small.enumerated() { small[i] &+= n }
+        large.merge(o.large, uniquingKeysWith: +)
+    }
 }

@@ -60,10 +60,14 @@ struct DirectionAnalyzer {
     private var windowSegments: [(at: Int, segment: Segment)] = []
     private var nextCandidate = 0
 
-    init(dissector: AnyDissector, connection: ConnectionID, direction: Direction) {
+    /// The protobuf check of message bodies, when one applies.
+    private var inspection: BodyInspection?
+
+    init(dissector: AnyDissector, connection: ConnectionID, direction: Direction, protobuf: ProtobufCheck? = nil) {
         self.dissector = dissector
         self.connection = connection
         self.direction = direction
+        inspection = protobuf.map { BodyInspection(schema: $0.schema) }
     }
 
     // MARK: Input
@@ -125,6 +129,7 @@ struct DirectionAnalyzer {
         case .stopped:
             break
         }
+        inspection?.abandon()
         message = nil
         finishSegment()
     }
@@ -152,6 +157,7 @@ struct DirectionAnalyzer {
                 return
             case .body(let remaining):
                 let n = Int(min(remaining, Int64(bytes.count - i)))
+                if inspection?.active == true { inspection!.feed(bytes.slice(from: i, count: n), at: base + Int64(i), frame: segment!.frame) }
                 i += n
                 if Int64(n) == remaining {
                     mode = .framing
@@ -183,8 +189,9 @@ struct DirectionAnalyzer {
         _ step: DecodeStep, prior: Int, taken: Int, bytes: UnsafeRawBufferPointer, at i: Int, base: Int64, log: inout AnalysisLog
     ) -> Int {
         switch step {
-        case .frame(let length, let type):
+        case .frame(let length, let type, let body):
             message?.type = type
+            if inspection != nil { beginBody(at: body, length: length, prior: prior) }
             return frameDecided(length: length, prior: prior, bytes: bytes, at: i, base: base, log: &log)
         case .preamble(let length):
             message?.isPreamble = true
@@ -227,6 +234,9 @@ struct DirectionAnalyzer {
         if !header.isEmpty { header.removeAll(keepingCapacity: true) }
         consumed = 0
         let available = Int64(bytes.count - i)
+        if inspection?.active == true {
+            inspection!.feed(bytes.slice(from: i, count: Int(min(inChunk, available))), at: base + Int64(i), frame: segment!.frame)
+        }
         if inChunk <= available {
             let next = i + Int(inChunk)
             completeFrame(endingAt: base + Int64(next), log: &log)
@@ -234,6 +244,35 @@ struct DirectionAnalyzer {
         }
         mode = .body(remaining: inChunk - available)
         return bytes.count
+    }
+
+    // MARK: Bodies
+
+    /// Starts the protobuf check of the frame just decided, with the `prior` header bytes
+    /// buffered before this chunk (the chunk's own bytes follow in `frameDecided`).
+    private mutating func beginBody(at body: Int, length: Int, prior: Int) {
+        guard let m = message, !m.isPreamble else { return }
+        inspection!.begin(start: m.start + Int64(body), end: m.start + Int64(length))
+        if prior > 0 {
+            header.withUnsafeBytes { inspection!.feed($0.slice(from: 0, count: prior), at: m.start + Int64(consumed), frame: m.firstFrame) }
+        }
+    }
+
+    private mutating func finishBody(log: inout AnalysisLog) {
+        guard inspection?.active == true else { return }
+        let (failure, counted) = inspection!.finish(frame: segment!.frame)
+        analysis.protobufChecked += 1
+        guard let failure else {
+            analysis.countedValues.add(counted)
+            return
+        }
+        analysis.protobufInvalid += 1
+        analysis.protobufInvalidByReason[failure.reason, default: 0] += 1
+        log.add(
+            AnalysisEvent(
+                kind: .invalidProtobuf, reason: nil, protobufFailure: failure.reason, connection: connection, direction: direction,
+                offset: inspection!.bodyStart + failure.at, frame: inspection!.failureFrame, timestamp: segment!.timestamp,
+                bytes: inspection!.prefix, length: inspection!.bodyLength))
     }
 
     // MARK: Messages and segments
@@ -253,6 +292,7 @@ struct DirectionAnalyzer {
     private mutating func completeFrame(endingAt end: Int64, log: inout AnalysisLog) {
         guard let m = message else { return }
         message = nil
+        if !m.damaged { finishBody(log: &log) }
         guard !m.isPreamble && !m.damaged else {
             settleSpanned(touched: false)
             if m.isPreamble { analysis.preambleBytes += end - m.start }
@@ -284,6 +324,7 @@ struct DirectionAnalyzer {
     }
 
     private mutating func markDamaged(length: Int64, log: inout AnalysisLog) {
+        inspection?.abandon()
         guard var m = message, !m.damaged, !m.isPreamble else { return }
         m.damaged = true
         message = m
@@ -408,7 +449,7 @@ struct DirectionAnalyzer {
                     return nil
                 case .malformed:
                     nextCandidate += 1
-                case .frame(let first, _), .preamble(let first):
+                case .frame(let first, _, _), .preamble(let first):
                     if o + first >= Self.resyncWindow {  // cannot be checked within the window
                         nextCandidate += 1
                         continue

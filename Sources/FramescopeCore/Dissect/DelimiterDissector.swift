@@ -29,7 +29,7 @@ public struct DelimiterDissector: FrameDissector, Sendable, Equatable {
             i = base.distance(to: UnsafeRawPointer(hit))
             if matches(b, endingAt: i) {
                 let length = consumed + i + 1
-                return length <= maxFrameLength ? .frame(length: length, type: nil) : .malformed(.delimiterNotFound)
+                return length <= maxFrameLength ? .frame(length: length, type: nil, body: length) : .malformed(.delimiterNotFound)
             }
             i += 1
         }

@@ -42,6 +42,19 @@ public struct DissectorSpec: Sendable, Equatable {
         }
     }
 
+    /// Whether frames have a header and a body (the part a protobuf check reads).
+    public var hasBody: Bool {
+        if case .lengthField = kind { return true }
+        return false
+    }
+
+    /// Protobuf's `writeDelimitedTo` framing: a varint length, then the message.
+    public var isVarintDelimited: Bool {
+        guard case .lengthField(let d) = kind else { return false }
+        return d.encoding == .varint && d.lengthFieldOffset == 0 && d.lengthAdjustment == 0 && d.magic.isEmpty && d.typeField == nil
+            && d.bodyOffset == nil
+    }
+
     /// Whether frames carry a type field (per-type counts are reported).
     public var hasTypeField: Bool {
         switch kind {
@@ -228,10 +241,13 @@ extension DissectorSpec {
             preamble = bytes
         }
         let headerOnly = try o.int("headeronly") ?? 0
+        let body = try o.int("body")
+        if let body, body < 0 || body > 1024 { throw SpecError("'body=\(body)' in '\(spec)': expected 0…1024") }
         return LengthFieldDissector(
             lengthFieldOffset: offset, lengthFieldLength: width, endianness: endianness, encoding: encoding,
             lengthAdjustment: adjust, magic: magic, magicOffset: magicOffset,
-            typeField: typeField, maxFrameLength: maxFrame, minFrameLength: max(0, minFrame), headerOnlyBelow: UInt64(max(0, headerOnly)), preamble: preamble)
+            typeField: typeField, maxFrameLength: maxFrame, minFrameLength: max(0, minFrame), headerOnlyBelow: UInt64(max(0, headerOnly)), preamble: preamble,
+            bodyOffset: body)
     }
 
     static func hexBytes(_ text: String) -> [UInt8]? {

@@ -11,8 +11,9 @@ public enum MalformedReason: String, Sendable, CaseIterable {
 /// The outcome of one `decode` call.
 public enum DecodeStep: Equatable, Sendable {
     /// A frame starts at the first byte given and is `length` bytes long (it may extend past
-    /// the bytes given: the body is skipped as it arrives, never buffered).
-    case frame(length: Int, type: UInt64?)
+    /// the bytes given: the body is skipped as it arrives, never buffered). Its body (what a
+    /// protobuf check reads) starts at `body`; `length` when the framing has no header.
+    case frame(length: Int, type: UInt64?, body: Int)
     /// Not enough bytes to decide. The first `scanned` bytes belong to the frame being
     /// decoded and need not be shown again (delimiter scanning); 0 for header-based framing.
     case needMoreData(scanned: Int)

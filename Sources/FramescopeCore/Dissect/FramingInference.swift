@@ -191,7 +191,7 @@ public enum FramingInference {
             var offset = 0
             while offset < sample.count {
                 let step = sample.withUnsafeBytes { d.decodeFrame(UnsafeRawBufferPointer(rebasing: $0[offset...])) }
-                guard case .frame(let length, _) = step, offset + length <= sample.count else { break }
+                guard case .frame(let length, _, _) = step, offset + length <= sample.count else { break }
                 let start = Array(sample[offset..<min(offset + min(4, d.lengthFieldOffset), sample.count)])
                 prefix = prefix.map { p in Array(zip(p, start).prefix { $0 == $1 }.map(\.0)) } ?? start
                 offset += length

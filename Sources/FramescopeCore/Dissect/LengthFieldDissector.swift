@@ -38,11 +38,14 @@ public struct LengthFieldDissector: FrameDissector, Sendable, Equatable {
     public var headerOnlyBelow: UInt64
     /// Bytes a stream may start with that are not a frame (the HTTP/2 client preface).
     public var preamble: InlineBytes
+    /// Where the body starts in the frame; nil: after the last of length field, magic and type.
+    public var bodyOffset: Int?
 
     public init(
         lengthFieldOffset: Int = 0, lengthFieldLength: Int = 4, endianness: Endianness = .big, encoding: Encoding = .binary,
         lengthAdjustment: Int = 0, magic: [UInt8] = [], magicOffset: Int = 0, typeField: (offset: Int, width: Int)? = nil,
-        maxFrameLength: Int = 16 << 20, minFrameLength: Int = 0, headerOnlyBelow: UInt64 = 0, preamble: [UInt8] = []
+        maxFrameLength: Int = 16 << 20, minFrameLength: Int = 0, headerOnlyBelow: UInt64 = 0, preamble: [UInt8] = [],
+        bodyOffset: Int? = nil
     ) {
         self.lengthFieldOffset = lengthFieldOffset
         self.lengthFieldLength = encoding == .varint ? 5 : lengthFieldLength
@@ -57,6 +60,7 @@ public struct LengthFieldDissector: FrameDissector, Sendable, Equatable {
         self.minFrameLength = minFrameLength
         self.headerOnlyBelow = headerOnlyBelow
         self.preamble = InlineBytes(preamble)!
+        self.bodyOffset = bodyOffset
         self.atStreamStart = !preamble.isEmpty
     }
 
@@ -68,6 +72,7 @@ public struct LengthFieldDissector: FrameDissector, Sendable, Equatable {
             && a.endianness == b.endianness && a.encoding == b.encoding && a.lengthAdjustment == b.lengthAdjustment
             && a.magic == b.magic && a.magicOffset == b.magicOffset && a.typeField?.offset == b.typeField?.offset && a.typeField?.width == b.typeField?.width
             && a.maxFrameLength == b.maxFrameLength && a.minFrameLength == b.minFrameLength && a.headerOnlyBelow == b.headerOnlyBelow && a.preamble == b.preamble
+            && a.bodyOffset == b.bodyOffset
     }
 
     public var headerLength: Int {
@@ -120,7 +125,8 @@ public struct LengthFieldDissector: FrameDissector, Sendable, Equatable {
             guard b.count >= field.offset + field.width else { return .needMoreData(scanned: 0) }
             type = (0..<field.width).reduce(UInt64(0)) { $0 << 8 | UInt64(b[field.offset + $1]) }
         }
-        return .frame(length: total, type: type)
+        let header = max(fieldEnd, magicOffset + magic.count, typeField.map { $0.offset + $0.width } ?? 0)
+        return .frame(length: total, type: type, body: min(total, bodyOffset ?? header))
     }
 
     private enum LengthRead {

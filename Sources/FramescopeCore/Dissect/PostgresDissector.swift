@@ -27,7 +27,7 @@ public struct PostgresDissector: FrameDissector, Sendable, Equatable {
             // SSLRequest, GSSENCRequest: another untyped message follows.
             if code != 80_877_103 && code != 80_877_104 { startup = false }
             // A startup message holds at least its length and code: the 8 bytes read here.
-            if case .frame(let length, _) = Self.untyped.decodeFrame(b), length < 8 { return .malformed(.lengthSmallerThanHeader) }
+            if case .frame(let length, _, _) = Self.untyped.decodeFrame(b), length < 8 { return .malformed(.lengthSmallerThanHeader) }
             return checked(Self.untyped.decodeFrame(b))
         }
         guard b.count >= 2 else { return .needMoreData(scanned: 0) }
@@ -39,8 +39,8 @@ public struct PostgresDissector: FrameDissector, Sendable, Equatable {
     }
 
     private func checked(_ step: DecodeStep) -> DecodeStep {
-        if case .frame(let length, _) = step, length > maxFrameLength { return .malformed(.lengthTooLarge) }
-        if case .frame(let length, _) = step, length < 5 { return .malformed(.lengthSmallerThanHeader) }
+        if case .frame(let length, _, _) = step, length > maxFrameLength { return .malformed(.lengthTooLarge) }
+        if case .frame(let length, _, _) = step, length < 5 { return .malformed(.lengthSmallerThanHeader) }
         return step
     }
 }

@@ -18,6 +18,7 @@ extension Framescope {
 
         @OptionGroup var input: InputOptions
         @OptionGroup var dissectors: DissectorOptions
+        @OptionGroup(title: "Protobuf bodies") var protobuf: ProtobufOptions
         @OptionGroup(title: "Reassembly limits") var limits: LimitOptions
 
         @OptionGroup(title: "Output") var out: OutputOptions
@@ -51,7 +52,7 @@ extension Framescope {
                     choice.byServerPort[port] = spec
                 }
             }
-            var analyzer = Analyzer(choice: choice, maxResyncWindowBytes: maxResyncMemory.bytes)
+            var analyzer = Analyzer(choice: choice, protobuf: try protobuf.check(for: choice), maxResyncWindowBytes: maxResyncMemory.bytes)
             analyzer.maxRetainedConnections = maxListedConnections
             let writer = try messages.map { try MessageWriter(path: $0) }
             if let writer { analyzer.onMessage = { writer.write($0) } }

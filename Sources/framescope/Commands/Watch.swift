@@ -27,6 +27,7 @@ extension Framescope {
         var list = false
 
         @OptionGroup var dissectors: DissectorOptions
+        @OptionGroup(title: "Protobuf bodies") var protobuf: ProtobufOptions
 
         @Option(help: ArgumentHelp("Only packets matching this BPF expression (compiled by libpcap, applied in the kernel).", valueName: "expression"))
         var filter: String?
@@ -69,6 +70,7 @@ extension Framescope {
         func run() throws {
             if list { return try listInterfaces() }
             let choice = try dissectors.choiceOrExit()
+            let protobufCheck = try protobuf.check(for: choice)
             var options = LiveCaptureOptions(interface: interface!)
             options.filter = filter
             options.snapLength = snaplen
@@ -84,7 +86,7 @@ extension Framescope {
                 throw ExitCode(1)
             }
             let session = WatchSession(
-                capture: capture, choice: choice, limits: limits.reassembly, interval: interval, duration: duration, count: count,
+                capture: capture, choice: choice, protobuf: protobufCheck, limits: limits.reassembly, interval: interval, duration: duration, count: count,
                 reportOnStdout: out.output == nil, jsonReport: out.format == .json)
             var report = session.run()
             report.setCapture(

@@ -1,0 +1,78 @@
+/// What `analyze` checks message bodies as: protobuf wire data, by schema when one is given.
+public struct ProtobufCheck: Sendable {
+    public enum Scope: Sendable {
+        /// Only `varint` (writeDelimitedTo) framing, whose bodies are protobuf by definition.
+        case varintDelimited
+        /// Every connection framed by a length field.
+        case lengthFramed
+    }
+
+    public var schema: ProtobufSchema?
+    public var scope: Scope
+
+    public init(schema: ProtobufSchema?, scope: Scope) {
+        self.schema = schema
+        self.scope = scope
+    }
+
+    public func applies(to spec: DissectorSpec) -> Bool {
+        switch scope {
+        case .varintDelimited: spec.isVarintDelimited
+        case .lengthFramed: spec.hasBody
+        }
+    }
+}
+
+/// The protobuf check of one direction's bodies: cuts the body out of the frame bytes passing
+/// by (stream offsets), feeds the scanner, and keeps what the evidence needs.
+struct BodyInspection {
+    private var scanner: ProtobufScanner
+    private let countDefault: UInt64
+    private var start: Int64 = 0
+    private var end: Int64 = 0
+    private(set) var active = false
+    /// The body's first bytes, for the evidence.
+    private(set) var prefix: [UInt8] = []
+    /// The frame that carried the byte the scanner failed at.
+    private(set) var failureFrame: UInt64 = 0
+
+    init(schema: ProtobufSchema?) {
+        scanner = ProtobufScanner(schema: schema)
+        countDefault = schema?.countDefault ?? 0
+        prefix.reserveCapacity(16)
+    }
+
+    var bodyStart: Int64 { start }
+    var bodyLength: Int64 { end - start }
+
+    mutating func begin(start: Int64, end: Int64) {
+        self.start = start
+        self.end = end
+        active = true
+        prefix.removeAll(keepingCapacity: true)
+        scanner.begin(length: end - start)
+    }
+
+    /// Frame bytes at stream offset `offset`; only those inside the body are read.
+    mutating func feed(_ bytes: UnsafeRawBufferPointer, at offset: Int64, frame: UInt64) {
+        guard active else { return }
+        let from = max(offset, start), to = min(offset + Int64(bytes.count), end)
+        guard from < to else { return }
+        let part = bytes.slice(from: Int(from - offset), count: Int(to - from))
+        if prefix.count < 16 { prefix += part.prefix(16 - prefix.count) }
+        let failedBefore = scanner.failure != nil
+        scanner.feed(part)
+        if !failedBefore && scanner.failure != nil { failureFrame = frame }
+    }
+
+    /// The verdict for the body just completed: nil when it parses, and the counted value.
+    mutating func finish(frame: UInt64) -> (failure: (reason: ProtobufFailure, at: Int64)?, counted: UInt64) {
+        active = false
+        let failedBefore = scanner.failure != nil
+        let failure = scanner.finish()
+        if !failedBefore && failure != nil { failureFrame = frame }
+        return (failure, scanner.counted ?? countDefault)
+    }
+
+    mutating func abandon() { active = false }
+}

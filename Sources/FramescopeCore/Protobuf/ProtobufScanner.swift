@@ -1,0 +1,308 @@
+/// Why a message body is not what it should be.
+public enum ProtobufFailure: String, Sendable, CaseIterable, Comparable {
+    /// The body ends inside a field, a nested message or a group.
+    case truncated
+    /// A varint longer than 10 bytes.
+    case badVarint = "bad-varint"
+    /// Wire type 6 or 7.
+    case badWireType = "bad-wire-type"
+    /// Field number 0 or above 2^29 - 1.
+    case badFieldNumber = "bad-field-number"
+    /// A length-delimited field longer than the message around it.
+    case lengthPastEnd = "length-past-end"
+    /// An end-group tag without its start.
+    case unmatchedEndGroup = "unmatched-end-group"
+    /// A string field that is not UTF-8 (schema only).
+    case invalidUTF8 = "invalid-utf8"
+    /// A proto2 required field missing (schema only).
+    case missingRequired = "missing-required"
+    /// Nesting deeper than 100 messages (the protobuf libraries' limit).
+    case tooDeep = "too-deep"
+
+    public static func < (a: Self, b: Self) -> Bool { a.rawValue < b.rawValue }
+}
+
+/// Checks one message body as protobuf wire data while it streams past, holding no body bytes.
+/// Without a schema every length-delimited field is opaque (it may be a string, bytes or a
+/// message), so the check is the wire format of the top level and of groups. With a schema,
+/// fields are read as declared, as the protobuf libraries parse: nested messages are checked
+/// to any depth, strings must be UTF-8, proto2 required fields present, and a field whose wire
+/// type differs from its declaration is kept as an unknown field, not an error.
+struct ProtobufScanner {
+    static let maxDepth = 100
+
+    private let schema: ProtobufSchema?
+
+    private enum Content: Equatable {
+        case opaque
+        case utf8
+        case message(Int32)
+    }
+
+    private enum State: Equatable {
+        case tag
+        /// A varint value; `counted` when it is the field messages are counted by.
+        case varint(counted: Bool)
+        case fixed(remaining: Int)
+        /// The length of a length-delimited field, then its content.
+        case length(Content)
+        case opaque(remaining: Int64)
+        case utf8(remaining: Int64)
+    }
+
+    private struct Frame {
+        var end: Int64
+        /// Message type index, -1 when unknown.
+        var type: Int32
+        /// The group's field number; 0 for a length-delimited message (or the body).
+        var group: UInt32
+        /// Required fields seen (bits as in `MessageType.requiredMask`).
+        var seen: UInt64 = 0
+        var onCountPath: Bool
+    }
+
+    private var state = State.tag
+    private var frames: [Frame] = []
+    private var position: Int64 = 0
+    private var value: UInt64 = 0
+    private var shift: UInt64 = 0
+    /// UTF-8: continuation bytes still expected and the range the next one must be in.
+    private var utf8Need = 0
+    private var utf8Low: UInt8 = 0x80
+    private var utf8High: UInt8 = 0xBF
+
+    private(set) var failure: (reason: ProtobufFailure, at: Int64)?
+    /// The counted field's value (the last occurrence wins, as in the libraries).
+    private(set) var counted: UInt64?
+
+    init(schema: ProtobufSchema?) {
+        self.schema = schema
+    }
+
+    /// Starts a body of `length` bytes.
+    mutating func begin(length: Int64) {
+        state = .tag
+        frames.removeAll(keepingCapacity: true)
+        frames.append(Frame(end: length, type: schema.map { Int32($0.root) } ?? -1, group: 0, onCountPath: schema?.countBy != nil))
+        position = 0
+        failure = nil
+        counted = nil
+    }
+
+    /// Bytes of the body, in order; their total must not exceed the length given to `begin`.
+    mutating func feed(_ bytes: UnsafeRawBufferPointer) {
+        var i = 0
+        let count = bytes.count
+        while i < count {
+            if failure != nil { break }
+            let end = frames[frames.count - 1].end
+            if position == end {
+                if frames.count == 1 { break }  // more than announced: not ours to judge
+                if state == .tag && frames[frames.count - 1].group == 0 {
+                    popFrame()
+                } else {
+                    fail(.truncated)  // a field or group runs past the message around it
+                }
+                continue
+            }
+            let room = Int(min(Int64(count - i), end - position))
+            switch state {
+            case .tag, .varint, .length:
+                let byte = bytes[i]
+                i += 1
+                position += 1
+                value |= UInt64(byte & 0x7F) << shift
+                shift += 7
+                if byte & 0x80 != 0 {
+                    if shift >= 70 { fail(.badVarint) }
+                    continue
+                }
+                let v = value
+                value = 0
+                shift = 0
+                switch state {
+                case .tag: startField(tag: v)
+                case .varint(let isCounted):
+                    if isCounted { counted = v }
+                    state = .tag
+                case .length(let content): startContent(content, length: v)
+                default: break
+                }
+            case .fixed(let remaining):
+                let n = min(room, remaining)
+                i += n
+                position += Int64(n)
+                state = n == remaining ? .tag : .fixed(remaining: remaining - n)
+            case .opaque(let remaining):
+                let n = Int(min(Int64(room), remaining))
+                i += n
+                position += Int64(n)
+                state = Int64(n) == remaining ? .tag : .opaque(remaining: remaining - Int64(n))
+            case .utf8(let remaining):
+                let n = Int(min(Int64(room), remaining))
+                if let bad = firstInvalidUTF8(bytes, from: i, count: n) {
+                    position += Int64(bad - i)  // the offending byte
+                    fail(.invalidUTF8)
+                    break
+                }
+                i += n
+                position += Int64(n)
+                if Int64(n) == remaining {
+                    if utf8Need != 0 { fail(.invalidUTF8) }
+                    state = .tag
+                } else {
+                    state = .utf8(remaining: remaining - Int64(n))
+                }
+            }
+        }
+    }
+
+    /// The verdict once the whole body was fed: nil when it parses.
+    mutating func finish() -> (reason: ProtobufFailure, at: Int64)? {
+        if failure == nil {
+            while frames.count > 1, state == .tag, frames[frames.count - 1].group == 0, position == frames[frames.count - 1].end {
+                popFrame()
+            }
+            if failure == nil && (frames.count > 1 || state != .tag) { fail(.truncated) }
+            if failure == nil { checkRequired(frames[0]) }
+        }
+        return failure
+    }
+
+    // MARK: Fields
+
+    private mutating func startField(tag: UInt64) {
+        let number = tag >> 3, wire = tag & 7
+        guard number != 0, number <= 0x1FFF_FFFF else { return fail(.badFieldNumber) }
+        let field = UInt32(number)
+        let top = frames.count - 1
+        var declared: ProtobufSchema.Field?
+        if let schema, frames[top].type >= 0 {
+            let type = schema.messages[Int(frames[top].type)]
+            if let index = type.fieldIndex(field) {
+                let f = type.fields[index]
+                // Another wire type (packed repeated scalars among them) is read as unknown.
+                if wire == Self.wireType(of: f.kind) {
+                    declared = f
+                    if index < 64 { frames[top].seen |= 1 << UInt64(index) }
+                }
+            }
+        }
+        switch wire {
+        case 0:
+            state = .varint(counted: isCountField(field, depth: top))
+        case 1:
+            state = .fixed(remaining: 8)
+        case 5:
+            state = .fixed(remaining: 4)
+        case 2:
+            fieldNumberOfLastTag = field
+            switch declared?.kind {
+            case .string: state = .length(.utf8)
+            case .message: state = .length(.message(Int32(declared!.messageType!)))
+            default: state = .length(.opaque)
+            }
+        case 3:
+            guard frames.count < Self.maxDepth else { return fail(.tooDeep) }
+            let type = declared?.kind == .group ? Int32(declared!.messageType!) : -1
+            frames.append(Frame(end: frames[top].end, type: type, group: field, onCountPath: onCountPath(field, depth: top)))
+        case 4:
+            guard frames[top].group == field else { return fail(.unmatchedEndGroup) }
+            popFrame()
+        default:
+            fail(.badWireType)
+        }
+    }
+
+    private mutating func startContent(_ content: Content, length: UInt64) {
+        let top = frames.count - 1
+        guard length <= UInt64(frames[top].end - position) else { return fail(.lengthPastEnd) }
+        let n = Int64(length)
+        switch content {
+        case .opaque:
+            state = n == 0 ? .tag : .opaque(remaining: n)
+        case .utf8:
+            utf8Need = 0
+            state = n == 0 ? .tag : .utf8(remaining: n)
+        case .message(let type):
+            guard frames.count < Self.maxDepth else { return fail(.tooDeep) }
+            let number = fieldNumberOfLastTag
+            frames.append(Frame(end: position + n, type: type, group: 0, onCountPath: onCountPath(number, depth: top)))
+            state = .tag
+        }
+    }
+
+    /// The field whose length was just read (kept for the count path).
+    private var fieldNumberOfLastTag: UInt32 = 0
+
+    private mutating func popFrame() {
+        let frame = frames.removeLast()
+        checkRequired(frame)
+    }
+
+    private mutating func checkRequired(_ frame: Frame) {
+        guard failure == nil, let schema, frame.type >= 0 else { return }
+        let mask = schema.messages[Int(frame.type)].requiredMask
+        if frame.seen & mask != mask { fail(.missingRequired) }
+    }
+
+    private mutating func fail(_ reason: ProtobufFailure) {
+        if failure == nil { failure = (reason, position) }
+    }
+
+    // MARK: Counting
+
+    private func isCountField(_ field: UInt32, depth: Int) -> Bool {
+        guard let path = schema?.countBy?.path, frames[depth].onCountPath else { return false }
+        return depth == path.count - 1 && path[depth] == field
+    }
+
+    private func onCountPath(_ field: UInt32, depth: Int) -> Bool {
+        guard let path = schema?.countBy?.path, frames[depth].onCountPath else { return false }
+        return depth < path.count - 1 && path[depth] == field
+    }
+
+    private static func wireType(of kind: ProtobufSchema.Kind) -> UInt64 {
+        switch kind {
+        case .varint: 0
+        case .fixed64: 1
+        case .string, .bytes, .message: 2
+        case .group: 3
+        case .fixed32: 5
+        }
+    }
+
+    // MARK: UTF-8
+
+    /// Checks `count` bytes from `start`, carrying a character split across calls; returns the
+    /// index of the first byte that cannot be UTF-8 there.
+    private mutating func firstInvalidUTF8(_ bytes: UnsafeRawBufferPointer, from start: Int, count: Int) -> Int? {
+        var i = start
+        let end = start + count
+        while i < end {
+            let b = bytes[i]
+            i += 1
+            if utf8Need == 0 {
+                if b < 0x80 { continue }
+                utf8Low = 0x80
+                utf8High = 0xBF
+                switch b {
+                case 0xC2...0xDF: utf8Need = 1
+                case 0xE0: utf8Need = 2; utf8Low = 0xA0
+                case 0xE1...0xEC, 0xEE...0xEF: utf8Need = 2
+                case 0xED: utf8Need = 2; utf8High = 0x9F
+                case 0xF0: utf8Need = 3; utf8Low = 0x90
+                case 0xF1...0xF3: utf8Need = 3
+                case 0xF4: utf8Need = 3; utf8High = 0x8F
+                default: return i - 1
+                }
+            } else {
+                guard b >= utf8Low && b <= utf8High else { return i - 1 }
+                utf8Low = 0x80
+                utf8High = 0xBF
+                utf8Need -= 1
+            }
+        }
+        return nil
+    }
+}
