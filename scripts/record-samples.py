@@ -46,18 +46,19 @@ def serve(port, handler, family=socket.AF_INET, host="127.0.0.1"):
     return t
 
 
-def varint_im(port, family=socket.AF_INET, host="127.0.0.1"):
-    """The server pushes 200 varint-delimited messages in bursts (Nagle glues them),
-    some written in two halves (the receiver sees partial messages); the client sends 20."""
-    rng = random.Random(7)
+def exchange(port, server_messages, client_messages, half_every, half_at, pause_every, client_gap,
+             cut=lambda m: len(m) // 2, family=socket.AF_INET, host="127.0.0.1"):
+    """The server pushes its messages in bursts (Nagle glues them), writing every `half_every`-th
+    (from `half_at`) in two parts, the first `cut(m)` bytes long (the receiver sees partial
+    messages), and pausing every `pause_every`; the client sends its own `client_gap` seconds apart."""
     def server(conn):
-        for i in range(200):
-            m = varint(len(m0 := chat_message(rng, i))) + m0
-            if i % 17 == 5:
-                conn.sendall(m[: len(m) // 2]); time.sleep(0.002); conn.sendall(m[len(m) // 2 :])
+        for i, m in enumerate(server_messages):
+            if i % half_every == half_at:
+                first = cut(m)
+                conn.sendall(m[:first]); time.sleep(0.002); conn.sendall(m[first:])
             else:
                 conn.sendall(m)
-            if i % 25 == 24:
+            if i % pause_every == pause_every - 1:
                 time.sleep(0.01)
         drain(conn)
     t = serve(port, server, family, host)
@@ -65,15 +66,26 @@ def varint_im(port, family=socket.AF_INET, host="127.0.0.1"):
     c = socket.create_connection((host, port))
     reader = threading.Thread(target=drain, args=(c,))
     reader.start()
-    for i in range(20):
-        m = chat_message(rng, 1000 + i)
-        c.sendall(varint(len(m)) + m)
-        time.sleep(0.003)
+    for m in client_messages:
+        c.sendall(m)
+        time.sleep(client_gap)
     time.sleep(0.3)
     c.shutdown(socket.SHUT_WR)
     t.join()
     reader.join()
     c.close()
+
+
+def delimited(body):
+    return varint(len(body)) + body
+
+
+def varint_im(port, family=socket.AF_INET, host="127.0.0.1"):
+    """The server pushes 200 varint-delimited messages, the client sends 20."""
+    rng = random.Random(7)
+    server = [delimited(chat_message(rng, i)) for i in range(200)]
+    client = [delimited(chat_message(rng, 1000 + i)) for i in range(20)]
+    exchange(port, server, client, half_every=17, half_at=5, pause_every=25, client_gap=0.003, family=family, host=host)
 
 
 def envelope(cmd, seq, text=None, attachment=None, sent_at=None):
@@ -114,33 +126,11 @@ def protobuf_im(port):
             name = b"photo-%d.jpg" % i if i != 99 else b"photo-\xc3\x28.jpg"
             attachment = (name, bytes(rng.randrange(256) for _ in range(rng.choice([100, 900, 2500]))))
         return envelope(cmd, i, text, attachment, sent_at=1_700_000_000_000 + i)
-    def server(conn):
-        for i in range(160):
-            m = server_body(i)
-            m = varint(len(m)) + m
-            if i % 19 == 7:
-                conn.sendall(m[: len(m) // 2]); time.sleep(0.002); conn.sendall(m[len(m) // 2 :])
-            else:
-                conn.sendall(m)
-            if i % 20 == 19:
-                time.sleep(0.01)
-        drain(conn)
-    t = serve(port, server)
-    time.sleep(0.2)
-    c = socket.create_connection(("127.0.0.1", port))
-    reader = threading.Thread(target=drain, args=(c,))
-    reader.start()
-    bodies = [envelope(LOGIN, 0, b"alice")]
-    bodies += [envelope(SEND, i, ("hello %d " % i).encode() + b"z" * rng.choice([5, 50, 500])) for i in range(1, 25)]
-    bodies += [envelope(0, 25, b"no command set"), envelope(LOGOUT, 26)]
-    for m in bodies:
-        c.sendall(varint(len(m)) + m)
-        time.sleep(0.003)
-    time.sleep(0.3)
-    c.shutdown(socket.SHUT_WR)
-    t.join()
-    reader.join()
-    c.close()
+    server = [delimited(server_body(i)) for i in range(160)]
+    client = [envelope(LOGIN, 0, b"alice")]
+    client += [envelope(SEND, i, ("hello %d " % i).encode() + b"z" * rng.choice([5, 50, 500])) for i in range(1, 25)]
+    client += [envelope(0, 25, b"no command set"), envelope(LOGOUT, 26)]
+    exchange(port, server, [delimited(m) for m in client], half_every=19, half_at=7, pause_every=20, client_gap=0.003)
 
 
 def drain(sock):
@@ -178,35 +168,14 @@ def lines(port):
 
 
 def seed_exchange(port, encode, server_count, client_count, corrupt=()):
-    """Both sides send messages of a seed protocol: the server in bursts (Nagle glues them),
-    some written in two halves; message numbers in `corrupt` are written in host byte order,
-    the bug of seed 002."""
+    """Both sides send messages of a seed protocol; message numbers in `corrupt` are written in
+    host byte order, the bug of seed 002."""
     rng = random.Random(port)
     def body(i):
         return ('{"seq":%d,"text":"%s"}' % (i, "m" * rng.choice([5, 20, 60, 150, 400, 1400, 2500]))).encode()
-    def server(conn):
-        for i in range(server_count):
-            m = encode(i, body(i), i in corrupt)
-            if i % 13 == 6:
-                conn.sendall(m[:7]); time.sleep(0.003); conn.sendall(m[7:])
-            else:
-                conn.sendall(m)
-            if i % 20 == 19:
-                time.sleep(0.01)
-        drain(conn)
-    t = serve(port, server)
-    time.sleep(0.2)
-    c = socket.create_connection(("127.0.0.1", port))
-    reader = threading.Thread(target=drain, args=(c,))
-    reader.start()
-    for i in range(client_count):
-        c.sendall(encode(1000 + i, body(1000 + i), False))
-        time.sleep(0.004)
-    time.sleep(0.3)
-    c.shutdown(socket.SHUT_WR)
-    t.join()
-    reader.join()
-    c.close()
+    server = [encode(i, body(i), i in corrupt) for i in range(server_count)]
+    client = [encode(1000 + i, body(1000 + i), False) for i in range(client_count)]
+    exchange(port, server, client, half_every=13, half_at=6, pause_every=20, client_gap=0.004, cut=lambda m: 7)
 
 
 def seed_0xff(i, body, host_order):

@@ -22,6 +22,15 @@ public enum AnalysisMarkdownFormatter {
             ("damaged by capture gaps", { "\($0.damagedByGaps)" }),
         ]
         for (name, value) in rows { out += "| \(name) | \(value(up)) | \(value(down)) |\n" }
+        if let protobuf = r.protobuf {
+            let label = protobuf.message.map { "bodies not a valid `\($0)`" } ?? "bodies not protobuf wire data"
+            let cell = { (f: AnalysisReport.Figures) in f.protobuf.map { "\($0.invalid) of \($0.checked) (\(pct($0.invalidPercent)))" } ?? "-" }
+            out += "| \(label) | \(cell(up)) | \(cell(down)) |\n"
+            for (direction, f) in [("client → server", up), ("server → client", down)] {
+                if let p = f.protobuf, p.checked > 0 { out += "\n- protobuf, \(direction): \(p.summary(protobuf))" }
+            }
+            out += "\n"
+        }
         out += histogram("Segments per message", pairs: r.totals.all.segmentsPerMessage, unit: "segments")
         out += histogram("Messages per segment", pairs: r.totals.all.messagesPerSegment, unit: "messages")
         out += worstConnections(r)
@@ -57,7 +66,9 @@ public enum AnalysisMarkdownFormatter {
         var out = "\n### Evidence (\(r.eventsTotal) events)\n\n"
         for e in r.events.prefix(20) {
             out += "- **\(e.kind)\(e.reason.map { " (\($0))" } ?? "")** — connection \(e.connection) `\(e.from)` → `\(e.to)`, "
-            out += "stream offset \(e.offset), frame \(e.frame)\(e.length > 0 ? ", \(e.length) B" : "")  \n"
+            out += "stream offset \(e.offset), frame \(e.frame)\(e.length > 0 ? ", \(e.length) B" : "")"
+            if let at = e.failedAt, let frame = e.failedInFrame { out += ", stops parsing at offset \(at) (frame \(frame))" }
+            out += "  \n"
             out += "  Wireshark: `\(e.wiresharkFilter)`"
             if !e.bytes.isEmpty { out += "  \n  bytes: `\(e.bytes)`" }
             out += "\n"

@@ -204,6 +204,8 @@ extension AnalysisReport.Event {
         w.object { w in
             w.field("bytes", bytes)
             w.field("connection", connection)
+            if let failedAt { w.field("failedAt", failedAt) }
+            if let failedInFrame { w.field("failedInFrame", failedInFrame) }
             w.field("frame", frame)
             w.field("from", from)
             w.field("kind", kind)

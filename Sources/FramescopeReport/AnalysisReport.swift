@@ -190,6 +190,9 @@ public struct AnalysisReport: Sendable {
         public var length: Int64
         /// A Wireshark display filter showing the frame.
         public var wiresharkFilter: String
+        /// `invalid-protobuf` only: the stream offset of the byte the body stopped parsing at, and its frame.
+        public var failedAt: Int64?
+        public var failedInFrame: UInt64?
     }
 }
 
@@ -379,7 +382,9 @@ extension AnalysisReport.Event {
         let (client, server) = endpoints ?? (Endpoint(address: IPAddress(ipv4: 0), port: 0), Endpoint(address: IPAddress(ipv4: 0), port: 0))
         let (from, to) = e.direction == .clientToServer ? (client, server) : (server, client)
         kind = e.kind.rawValue
-        reason = e.reason?.rawValue ?? e.protobufFailure?.rawValue
+        reason = e.reason?.rawValue ?? e.protobufFailure?.reason.rawValue
+        failedAt = e.protobufFailure?.offset
+        failedInFrame = e.protobufFailure?.frame
         connection = e.connection.rawValue
         self.from = from.description
         self.to = to.description

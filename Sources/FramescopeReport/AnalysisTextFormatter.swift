@@ -19,8 +19,8 @@ public enum AnalysisTextFormatter {
         }
         for (port, spec) in r.dissectors.byServerPort.sorted(by: { $0.key < $1.key }) { out += ", port \(port): \(spec)" }
         out += "; \(r.packets.total) packets\n\n"
-        out += verdict("client → server", r.totals.clientToServer)
-        out += verdict("server → client", r.totals.serverToClient)
+        out += verdict("client → server", r.totals.clientToServer, protobuf: r.protobuf)
+        out += verdict("server → client", r.totals.serverToClient, protobuf: r.protobuf)
         out += "\n"
         out += connectionTable(r)
         out += types(r)
@@ -29,7 +29,7 @@ public enum AnalysisTextFormatter {
         return out
     }
 
-    private static func verdict(_ label: String, _ f: AnalysisReport.Figures) -> String {
+    private static func verdict(_ label: String, _ f: AnalysisReport.Figures, protobuf: AnalysisReport.Protobuf?) -> String {
         guard f.messages + f.malformed + f.incompleteAtEnd + f.damagedByGaps > 0 else { return "\(label): no messages\n" }
         var s = "\(label): \(f.messages) messages in \(f.segments) segments (sizes \(Int(f.messageSize.min))–\(Int(f.messageSize.max)) B, median \(Int(f.messageSize.p50)))\n"
         s += "  \(pct(f.partialPercent)) arrive split across segments (\(f.partialMessages) partial, up to \(f.maxSegmentsPerMessage) segments)\n"
@@ -45,6 +45,7 @@ public enum AnalysisTextFormatter {
         if f.undissectedBytes > 0 { problems.append("\(f.undissectedBytes) bytes undissected") }
         if f.stopped { problems.append("gave up on a direction (no framing found again)") }
         if !problems.isEmpty { s += "  " + problems.joined(separator: "; ") + "\n" }
+        if let protobuf, let p = f.protobuf, p.checked > 0 { s += "  protobuf: " + p.summary(protobuf) + "\n" }
         return s
     }
 
@@ -100,6 +101,7 @@ public enum AnalysisTextFormatter {
             if let reason = e.reason { what += " (\(reason))" }
             s += "  \(what): #\(e.connection) \(e.from) → \(e.to) offset \(e.offset), frame \(e.frame)"
             if e.length > 0 { s += ", \(e.length) B" }
+            if let at = e.failedAt, let frame = e.failedInFrame { s += ", stops parsing at offset \(at) (frame \(frame))" }
             s += "\n    wireshark: \(e.wiresharkFilter)\n"
             if !e.bytes.isEmpty { s += "    bytes: \(e.bytes)\n" }
         }

@@ -180,15 +180,21 @@ import Testing
         ("im-varint", "varint"), ("seed-0xff-command", "length:offset=4,width=4,magic=000000ff,type=8:4"),
         ("seed-7byte-header", "length:offset=5,width=2,type=2:2"), ("seed-ascii10-header", "length:offset=6,width=4,encoding=ascii"),
         ("seed-v01-header", "length:offset=4,width=8,encoding=ascii,adjust=-12,magic=56302e31,type=12:8"),
-        ("seed-8byte-header", "length:offset=4,width=4"), ("lines-crlf", "delimiter"),
+        ("seed-8byte-header", "length:offset=4,width=4"), ("lines-crlf", "delimiter"), ("im-protobuf", "varint"),
     ]
+
+    /// Arguments beyond the SPEC: im-protobuf is decoded with its schema (samples/proto/chat.proto).
+    static func extra(_ name: String) throws -> [String] {
+        name == "im-protobuf" ? ["--proto-descriptor", try ProtobufCLITests.chatDescriptor(), "--message", "framescope.samples.Envelope", "--count-by", "cmd"] : []
+    }
 
     @Test(arguments: seeds.indices)
     func markdownCarriesTheJSONFigures(index: Int) throws {
         let (name, spec) = Self.seeds[index]
         let path = CLITests.root.appendingPathComponent("samples/\(name).pcap").path
-        let markdown = try cli.run(["analyze", path, "--dissector", spec, "--format", "markdown"])
-        let json = try cli.run(["analyze", path, "--dissector", spec, "--format", "json"])
+        let extra = try Self.extra(name)
+        let markdown = try cli.run(["analyze", path, "--dissector", spec, "--format", "markdown"] + extra)
+        let json = try cli.run(["analyze", path, "--dissector", spec, "--format", "json"] + extra)
         #expect(markdown.status == 0 && json.status == 0)
         let report = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
         let totals = try #require(report["totals"] as? [String: Any])
@@ -207,3 +213,78 @@ import Testing
         }
     }
 }
+
+@Suite struct ProtobufCLITests {
+    let cli = CLITests()
+    static let sample = CLITests.root.appendingPathComponent("samples/im-protobuf.pcap").path
+
+    /// samples/proto/chat.proto compiled by protoc, as the README tells users to.
+    static func chatDescriptor() throws -> String {
+        let path = NSTemporaryDirectory() + "framescope-chat-\(ProcessInfo.processInfo.processIdentifier).pb"
+        if FileManager.default.fileExists(atPath: path) { return path }
+        let protoc = try #require(["/usr/bin/protoc", "/usr/local/bin/protoc"].first { FileManager.default.isExecutableFile(atPath: $0) }, "protoc is missing (scripts/install-deps --test)")
+        let directory = CLITests.root.appendingPathComponent("samples/proto").path
+        let result = try CLITests().run(["--descriptor_set_out=\(path).tmp", "--include_imports", "-I", directory, directory + "/chat.proto"], executable: protoc)
+        #expect(result.status == 0, "\(result.stderr)")
+        try? FileManager.default.moveItem(atPath: path + ".tmp", toPath: path)
+        return path
+    }
+
+    func report(_ arguments: [String]) throws -> [String: Any] {
+        let result = try cli.run(["analyze", Self.sample, "--dissector", "varint", "--format", "json"] + arguments)
+        #expect(result.status == 0, "\(result.stderr)")
+        return try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+    }
+
+    @Test func theSchemaCountsByCommandAndReportsBodiesThatDoNotParse() throws {
+        let r = try report(["--proto-descriptor", try Self.chatDescriptor(), "--message", "framescope.samples.Envelope", "--count-by", "cmd"])
+        let mode = try #require(r["protobuf"] as? [String: Any])
+        #expect(mode["mode"] as? String == "schema" && mode["message"] as? String == "framescope.samples.Envelope" && mode["countBy"] as? String == "cmd")
+        let down = try #require(((r["totals"] as? [String: Any])?["serverToClient"] as? [String: Any])?["protobuf"] as? [String: Any])
+        // The same as Google's protobuf library on these bodies (samples/truth.json; SampleTests pins it per direction).
+        #expect(down["checked"] as? Int == 160 && down["invalid"] as? Int == 6)
+        #expect(down["counts"] as? [String: Int] == ["ACK": 62, "SEND": 60, "TYPING": 32])
+        #expect(down["invalidByReason"] as? [String: Int] == ["invalid-utf8": 4, "length-past-end": 2])
+        let events = try #require(r["events"] as? [[String: Any]]).filter { $0["kind"] as? String == "invalid-protobuf" }
+        #expect(events.count == 6)
+        for e in events {
+            let offset = try #require(e["offset"] as? Int), failedAt = try #require(e["failedAt"] as? Int)
+            #expect(failedAt >= offset && failedAt < offset + (e["length"] as! Int))
+            #expect(e["failedInFrame"] as? Int != nil && (e["wiresharkFilter"] as? String)?.hasPrefix("tcp.stream == 0") == true)
+        }
+        let text = try cli.run(["analyze", Self.sample, "--dissector", "varint", "--proto-descriptor", try Self.chatDescriptor(), "--message", "framescope.samples.Envelope"])
+        let markdown = try cli.run(
+            ["analyze", Self.sample, "--dissector", "varint", "--proto-descriptor", try Self.chatDescriptor(), "--message", "framescope.samples.Envelope", "--format", "markdown"])
+        #expect(markdown.stdout.contains("6 bodies are not a valid framescope.samples.Envelope"))
+        #expect(text.stdout.contains("protobuf: 160 bodies parsed as framescope.samples.Envelope, 6 invalid (3.8%: invalid-utf8 4, length-past-end 2)"))
+    }
+
+    @Test func withoutASchemaVarintBodiesAreCheckedAsWireData() throws {
+        let r = try report([])
+        #expect((r["protobuf"] as? [String: Any])?["mode"] as? String == "wire")
+        let down = try #require(((r["totals"] as? [String: Any])?["serverToClient"] as? [String: Any])?["protobuf"] as? [String: Any])
+        #expect(down["checked"] as? Int == 160 && down["invalid"] as? Int == 2 && down["counts"] == nil)
+        #expect(try report(["--no-check-protobuf"])["protobuf"] == nil)
+        let failed = try cli.run(["analyze", Self.sample, "--dissector", "varint", "--fail-on", "invalid-protobuf>1%"])
+        #expect(failed.status == 3 && failed.stderr.contains("invalid-protobuf is 1.1%"))
+        #expect(try cli.run(["analyze", Self.sample, "--dissector", "varint", "--fail-on", "invalid-protobuf>2"]).status == 0)
+    }
+
+    @Test func badSchemaArgumentsAreUsageErrors() throws {
+        let pb = try Self.chatDescriptor()
+        let cases: [([String], String)] = [
+            (["--proto-descriptor", pb], "needs --message"),
+            (["--count-by", "cmd"], "need --proto-descriptor"),
+            (["--proto-descriptor", "/nonexistent.pb", "--message", "x.Y"], "cannot read the descriptor set"),
+            (["--proto-descriptor", Self.sample, "--message", "x.Y"], "not a descriptor set"),
+            (["--proto-descriptor", pb, "--message", "Envelope"], "did you mean framescope.samples.Envelope?"),
+            (["--proto-descriptor", pb, "--message", "framescope.samples.Envelope", "--count-by", "text"], "not an integer, bool or enum field"),
+            (["--proto-descriptor", pb, "--message", "framescope.samples.Envelope", "--count-by", "nope"], "has no field 'nope'"),
+        ]
+        for (arguments, message) in cases {
+            let result = try cli.run(["analyze", Self.sample, "--dissector", "varint"] + arguments)
+            #expect(result.status == 64 && result.stderr.contains(message), "\(arguments): \(result.stderr)")
+        }
+    }
+}
+

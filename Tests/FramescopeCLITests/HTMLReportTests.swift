@@ -21,8 +21,9 @@ import Testing
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let page = directory + "/report.html"
-        #expect(try cli.run(["analyze", sample, "--dissector", spec, "--format", "html", "-o", page]).status == 0)
-        let json = try cli.run(["analyze", sample, "--dissector", spec, "--format", "json"])
+        let extra = try MarkdownReportTests.extra(name)
+        #expect(try cli.run(["analyze", sample, "--dissector", spec, "--format", "html", "-o", page] + extra).status == 0)
+        let json = try cli.run(["analyze", sample, "--dissector", spec, "--format", "json"] + extra)
         let report = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
 
         let html = try String(contentsOfFile: page, encoding: .utf8)

@@ -2,7 +2,8 @@
 import Testing
 
 @Suite struct EventTimelineTests {
-    private func at(_ milliseconds: Int64) -> Timestamp { Timestamp(nanoseconds: 5_000_000_000 + milliseconds * 1_000_000) }
+    /// `units` of the first bucket width (2^20 ns, about 1 ms) after an origin.
+    private func at(_ units: Int64) -> Timestamp { Timestamp(nanoseconds: 5_000_000_000 + units << 20) }
 
     @Test func nothingIsKeptBeforeTheFirstEvent() {
         let t = EventTimeline()
@@ -14,14 +15,14 @@ import Testing
         t.add(.partial, at: at(0))
         t.add(.merged, at: at(0))
         t.add(.partial, at: at(31))
-        #expect(t.bucketNanoseconds == 1_000_000 && t.origin == at(0))
+        #expect(t.bucketNanoseconds == 1 << 20 && t.origin == at(0))
         #expect(t.series(.partial) == [1] + Array(repeating: 0, count: 30) + [1])
-        t.add(.malformed, at: at(32))  // one past the last 1 ms bucket: 2 ms buckets
-        #expect(t.bucketNanoseconds == 2_000_000)
+        t.add(.malformed, at: at(32))  // one past the last bucket: twice as wide
+        #expect(t.bucketNanoseconds == 2 << 20)
         #expect(t.series(.partial) == [1] + Array(repeating: 0, count: 14) + [1, 0])
         #expect(t.series(.malformed) == Array(repeating: 0, count: 16) + [1])
-        t.add(.merged, at: at(10_000))  // 10 s: 512 ms buckets
-        #expect(t.bucketNanoseconds == 512_000_000)
+        t.add(.merged, at: at(10_000))  // about 10 s: 512 units a bucket
+        #expect(t.bucketNanoseconds == 512 << 20)
         #expect(t.series(.partial).reduce(0, +) == 2 && t.series(.merged).reduce(0, +) == 2 && t.series(.malformed).reduce(0, +) == 1)
         #expect(t.series(.partial) == [2] + Array(repeating: 0, count: 19))
         #expect(t.series(.merged).last == 1 && t.series(.merged).count == 20)

@@ -1,5 +1,6 @@
-// Every dissector fed arbitrary streams in arbitrary chunking. Oracle: without gaps, any
-// chunking gives exactly the frames and events of the whole stream.
+// Every dissector fed arbitrary streams in arbitrary chunking, length-framed bodies checked as
+// protobuf (wire format or a small schema). Oracle: without gaps, any chunking gives exactly the
+// frames, events and body verdicts of the whole stream.
 @testable import FramescopeCore
 import FuzzDriver
 
@@ -13,14 +14,32 @@ let specs: [String] = [
 ].map { $0 }
 let parsed = specs.map { try! DissectorSpec(parsing: $0) }
 
+/// Envelope { cmd = 1 (enum); text = 2 (string); inner = 3 (Envelope); data = 4 (bytes); n = 5 (fixed32); g = 6 (group Envelope) }.
+let schema: ProtobufSchema = {
+    var s = ProtobufSchema(
+        messages: [
+            .init(
+                name: "f.Envelope",
+                fields: [
+                    .init(number: 1, name: "cmd", kind: .varint, enumType: 0), .init(number: 2, name: "text", kind: .string),
+                    .init(number: 3, name: "inner", kind: .message, messageType: 0), .init(number: 4, name: "data", kind: .bytes),
+                    .init(number: 5, name: "n", kind: .fixed32), .init(number: 6, name: "g", kind: .group, messageType: 0),
+                ])
+        ], enums: [.init(name: "f.Command", values: [(0, "NONE"), (1, "ONE")])], root: 0)
+    try! s.countBy(fieldPath: "inner.cmd")
+    return s
+}()
+
 struct Result: Equatable {
     var frames: [[Int64]] = []
     var analysis = DirectionAnalysis()
     var kinds: [String] = []
 }
 
-func run(_ spec: DissectorSpec, isClient: Bool, stream: UnsafeRawBufferPointer, cuts: [Int], gapAt: Int?) -> Result {
-    var analyzer = DirectionAnalyzer(dissector: spec.makeDissector(isClient: isClient), connection: ConnectionID(0), direction: .clientToServer)
+func run(_ spec: DissectorSpec, isClient: Bool, stream: UnsafeRawBufferPointer, cuts: [Int], gapAt: Int?, typed: Bool) -> Result {
+    let check = spec.hasBody ? ProtobufCheck(schema: typed ? schema : nil, scope: .lengthFramed) : nil
+    var analyzer = DirectionAnalyzer(
+        dissector: spec.makeDissector(isClient: isClient), connection: ConnectionID(0), direction: .clientToServer, protobuf: check)
     var log = AnalysisLog()
     log.recordMessages = true
     var offset = 0
@@ -43,7 +62,7 @@ func run(_ spec: DissectorSpec, isClient: Bool, stream: UnsafeRawBufferPointer, 
     var result = Result()
     result.frames = log.messages.map { [$0.offset, $0.length, Int64(bitPattern: $0.type ?? UInt64.max)] }
     result.analysis = analyzer.analysis
-    result.kinds = log.events.map { "\($0.kind)@\($0.offset)" }
+    result.kinds = log.events.map { "\($0.kind)@\($0.offset) \($0.protobufFailure.map { "\($0.reason)@\($0.offset)" } ?? "")" }
     return result
 }
 
@@ -63,13 +82,18 @@ public func fuzz(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
         position += 1 + Int(state % 97)
         if position < stream.count { cuts.append(position) }
     }
-    let whole = run(spec, isClient: isClient, stream: stream, cuts: [], gapAt: nil)
-    let chunked = run(spec, isClient: isClient, stream: stream, cuts: cuts, gapAt: nil)
+    let typed = input[1] & 2 != 0
+    let whole = run(spec, isClient: isClient, stream: stream, cuts: [], gapAt: nil, typed: typed)
+    let chunked = run(spec, isClient: isClient, stream: stream, cuts: cuts, gapAt: nil, typed: typed)
     precondition(whole.frames == chunked.frames, "chunking changed the frames")
     precondition(whole.analysis.malformed == chunked.analysis.malformed && whole.analysis.undissectedBytes == chunked.analysis.undissectedBytes,
                  "chunking changed malformed/undissected")
+    precondition(
+        whole.analysis.protobufChecked == chunked.analysis.protobufChecked && whole.analysis.protobufInvalidByReason == chunked.analysis.protobufInvalidByReason
+            && whole.analysis.protobufCounts == chunked.analysis.protobufCounts, "chunking changed the protobuf verdicts")
+    precondition(whole.kinds == chunked.kinds, "chunking changed the events")
     // With a gap somewhere: no crash, and the accounting stays consistent.
-    let gapped = run(spec, isClient: isClient, stream: stream, cuts: cuts, gapAt: Int(input[2] % 8) + 1)
+    let gapped = run(spec, isClient: isClient, stream: stream, cuts: cuts, gapAt: Int(input[2] % 8) + 1, typed: typed)
     precondition(gapped.analysis.messages >= 0 && gapped.analysis.undissectedBytes <= Int64(stream.count))
     return 0
 }

@@ -91,8 +91,8 @@ public struct AnalysisEvent: Sendable, Equatable {
 
     public var kind: Kind
     public var reason: MalformedReason?
-    /// Why an `invalid-protobuf` body failed.
-    public var protobufFailure: ProtobufFailure? = nil
+    /// Why and where an `invalid-protobuf` body failed (the event's offset is the body's start).
+    public var protobufFailure: ProtobufFailureSite? = nil
     public var connection: ConnectionID
     public var direction: Direction
     /// Stream offset (sequence space from the direction's first byte).
@@ -105,6 +105,13 @@ public struct AnalysisEvent: Sendable, Equatable {
     /// Bytes the event covers: skipped by a resync, missing from a damaged message, present
     /// of an incomplete one, or the length of an invalid body (whose first bytes `bytes` holds).
     public var length: Int64
+}
+
+/// Where a body stopped parsing: the reason, the offending byte's stream offset and its frame.
+public struct ProtobufFailureSite: Sendable, Equatable {
+    public var reason: ProtobufFailure
+    public var offset: Int64
+    public var frame: UInt64
 }
 
 /// One message, for `--messages`.

@@ -270,9 +270,11 @@ struct DirectionAnalyzer {
         analysis.protobufInvalidByReason[failure.reason, default: 0] += 1
         log.add(
             AnalysisEvent(
-                kind: .invalidProtobuf, reason: nil, protobufFailure: failure.reason, connection: connection, direction: direction,
-                offset: inspection!.bodyStart + failure.at, frame: inspection!.failureFrame, timestamp: segment!.timestamp,
-                bytes: inspection!.prefix, length: inspection!.bodyLength))
+                kind: .invalidProtobuf, reason: nil,
+                protobufFailure: ProtobufFailureSite(reason: failure.reason, offset: inspection!.bodyStart + failure.at, frame: inspection!.failureFrame),
+                connection: connection, direction: direction, offset: inspection!.bodyStart,
+                frame: inspection!.prefix.isEmpty ? segment!.frame : inspection!.startFrame, timestamp: segment!.timestamp,
+                bytes: inspection!.prefix.bytes, length: inspection!.bodyLength))
     }
 
     // MARK: Messages and segments

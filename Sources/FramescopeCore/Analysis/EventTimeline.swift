@@ -5,7 +5,9 @@
 /// have none).
 public struct EventTimeline: Sendable, Equatable {
     public static let bucketCount = 32
-    public static let initialWidth: Int64 = 1_000_000  // 1 ms
+    /// Bucket widths are powers of two nanoseconds (shifts, not divisions, per event), from
+    /// 2^20 ns (about 1 ms).
+    static let initialShift: Int64 = 20
 
     public enum Kind: Int, Sendable, CaseIterable {
         case partial, merged, malformed
@@ -13,7 +15,8 @@ public struct EventTimeline: Sendable, Equatable {
 
     /// Start of the first bucket: the first event's time.
     public private(set) var origin = Timestamp.zero
-    public private(set) var bucketNanoseconds = Self.initialWidth
+    private var shift = Self.initialShift
+    public var bucketNanoseconds: Int64 { 1 << shift }
     /// `Kind.allCases.count` counters per bucket; empty until the first event.
     private var counts: [UInt32] = []
 
@@ -35,8 +38,8 @@ public struct EventTimeline: Sendable, Equatable {
             counts = [UInt32](repeating: 0, count: Self.bucketCount * Kind.allCases.count)
         }
         let elapsed = max(0, time.nanoseconds - origin.nanoseconds)
-        while elapsed / bucketNanoseconds >= Int64(Self.bucketCount) { doubleWidth() }
-        counts[Int(elapsed / bucketNanoseconds) * Kind.allCases.count + kind.rawValue] &+= 1
+        while elapsed >> shift >= Int64(Self.bucketCount) { doubleWidth() }
+        counts[Int(elapsed >> shift) * Kind.allCases.count + kind.rawValue] &+= 1
     }
 
     private mutating func doubleWidth() {
@@ -47,6 +50,6 @@ public struct EventTimeline: Sendable, Equatable {
                     ? counts[2 * bucket * stride + k] &+ counts[(2 * bucket + 1) * stride + k] : 0
             }
         }
-        bucketNanoseconds *= 2
+        shift += 1
     }
 }

@@ -23,6 +23,26 @@ public struct InlineBytes: Equatable, Hashable, Sendable {
 
     public var isEmpty: Bool { count == 0 }
 
+    /// Appends bytes while there is room for them; returns how many fit.
+    @discardableResult
+    mutating func append(_ bytes: UnsafeRawBufferPointer, limit: Int = capacity) -> Int {
+        let n = min(bytes.count, min(limit, Self.capacity) - count)
+        guard n > 0 else { return 0 }
+        let start = count
+        withUnsafeMutableBytes(of: &storage) { raw in
+            for i in 0..<n { raw[start + i] = bytes[i] }
+        }
+        count += n
+        return n
+    }
+
+    mutating func removeAll() {
+        storage = (0, 0, 0, 0)
+        count = 0
+    }
+
+    var bytes: [UInt8] { (0..<count).map { self[$0] } }
+
     public static func == (a: InlineBytes, b: InlineBytes) -> Bool {
         a.count == b.count && a.storage == b.storage
     }

@@ -32,14 +32,14 @@ struct BodyInspection {
     private var end: Int64 = 0
     private(set) var active = false
     /// The body's first bytes, for the evidence.
-    private(set) var prefix: [UInt8] = []
-    /// The frame that carried the byte the scanner failed at.
+    private(set) var prefix = InlineBytes()
+    /// The frames that carried the body's first byte and the byte the scanner failed at.
+    private(set) var startFrame: UInt64 = 0
     private(set) var failureFrame: UInt64 = 0
 
     init(schema: ProtobufSchema?) {
         scanner = ProtobufScanner(schema: schema)
         countDefault = schema?.countDefault ?? 0
-        prefix.reserveCapacity(16)
     }
 
     var bodyStart: Int64 { start }
@@ -49,7 +49,7 @@ struct BodyInspection {
         self.start = start
         self.end = end
         active = true
-        prefix.removeAll(keepingCapacity: true)
+        prefix.removeAll()
         scanner.begin(length: end - start)
     }
 
@@ -59,7 +59,8 @@ struct BodyInspection {
         let from = max(offset, start), to = min(offset + Int64(bytes.count), end)
         guard from < to else { return }
         let part = bytes.slice(from: Int(from - offset), count: Int(to - from))
-        if prefix.count < 16 { prefix += part.prefix(16 - prefix.count) }
+        if prefix.isEmpty { startFrame = frame }
+        if prefix.count < 16 { prefix.append(part, limit: 16) }
         let failedBefore = scanner.failure != nil
         scanner.feed(part)
         if !failedBefore && scanner.failure != nil { failureFrame = frame }

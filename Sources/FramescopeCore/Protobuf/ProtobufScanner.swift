@@ -62,7 +62,10 @@ struct ProtobufScanner {
     }
 
     private var state = State.tag
-    private var frames: [Frame] = []
+    /// The message being read, and those around it (outermost first; empty at the top level,
+    /// so a flat body never touches the array).
+    private var top = Frame(end: 0, type: -1, group: 0, onCountPath: false)
+    private var outer: [Frame] = []
     private var position: Int64 = 0
     private var value: UInt64 = 0
     private var shift: UInt64 = 0
@@ -82,8 +85,8 @@ struct ProtobufScanner {
     /// Starts a body of `length` bytes.
     mutating func begin(length: Int64) {
         state = .tag
-        frames.removeAll(keepingCapacity: true)
-        frames.append(Frame(end: length, type: schema.map { Int32($0.root) } ?? -1, group: 0, onCountPath: schema?.countBy != nil))
+        if !outer.isEmpty { outer.removeAll(keepingCapacity: true) }
+        top = Frame(end: length, type: schema.map { Int32($0.root) } ?? -1, group: 0, onCountPath: schema?.countBy != nil)
         position = 0
         failure = nil
         counted = nil
@@ -95,10 +98,10 @@ struct ProtobufScanner {
         let count = bytes.count
         while i < count {
             if failure != nil { break }
-            let end = frames[frames.count - 1].end
+            let end = top.end
             if position == end {
-                if frames.count == 1 { break }  // more than announced: not ours to judge
-                if state == .tag && frames[frames.count - 1].group == 0 {
+                if outer.isEmpty { break }  // more than announced: not ours to judge
+                if state == .tag && top.group == 0 {
                     popFrame()
                 } else {
                     fail(.truncated)  // a field or group runs past the message around it
@@ -160,11 +163,11 @@ struct ProtobufScanner {
     /// The verdict once the whole body was fed: nil when it parses.
     mutating func finish() -> (reason: ProtobufFailure, at: Int64)? {
         if failure == nil {
-            while frames.count > 1, state == .tag, frames[frames.count - 1].group == 0, position == frames[frames.count - 1].end {
+            while !outer.isEmpty, state == .tag, top.group == 0, position == top.end {
                 popFrame()
             }
-            if failure == nil && (frames.count > 1 || state != .tag) { fail(.truncated) }
-            if failure == nil { checkRequired(frames[0]) }
+            if failure == nil && (!outer.isEmpty || state != .tag) { fail(.truncated) }
+            if failure == nil { checkRequired(top) }
         }
         return failure
     }
@@ -175,22 +178,21 @@ struct ProtobufScanner {
         let number = tag >> 3, wire = tag & 7
         guard number != 0, number <= 0x1FFF_FFFF else { return fail(.badFieldNumber) }
         let field = UInt32(number)
-        let top = frames.count - 1
         var declared: ProtobufSchema.Field?
-        if let schema, frames[top].type >= 0 {
-            let type = schema.messages[Int(frames[top].type)]
+        if let schema, top.type >= 0 {
+            let type = schema.messages[Int(top.type)]
             if let index = type.fieldIndex(field) {
                 let f = type.fields[index]
                 // Another wire type (packed repeated scalars among them) is read as unknown.
                 if wire == Self.wireType(of: f.kind) {
                     declared = f
-                    if index < 64 { frames[top].seen |= 1 << UInt64(index) }
+                    if index < 64 { top.seen |= 1 << UInt64(index) }
                 }
             }
         }
         switch wire {
         case 0:
-            state = .varint(counted: isCountField(field, depth: top))
+            state = .varint(counted: isCountField(field))
         case 1:
             state = .fixed(remaining: 8)
         case 5:
@@ -203,11 +205,10 @@ struct ProtobufScanner {
             default: state = .length(.opaque)
             }
         case 3:
-            guard frames.count < Self.maxDepth else { return fail(.tooDeep) }
             let type = declared?.kind == .group ? Int32(declared!.messageType!) : -1
-            frames.append(Frame(end: frames[top].end, type: type, group: field, onCountPath: onCountPath(field, depth: top)))
+            push(Frame(end: top.end, type: type, group: field, onCountPath: onCountPath(field)))
         case 4:
-            guard frames[top].group == field else { return fail(.unmatchedEndGroup) }
+            guard top.group == field else { return fail(.unmatchedEndGroup) }
             popFrame()
         default:
             fail(.badWireType)
@@ -215,8 +216,7 @@ struct ProtobufScanner {
     }
 
     private mutating func startContent(_ content: Content, length: UInt64) {
-        let top = frames.count - 1
-        guard length <= UInt64(frames[top].end - position) else { return fail(.lengthPastEnd) }
+        guard length <= UInt64(top.end - position) else { return fail(.lengthPastEnd) }
         let n = Int64(length)
         switch content {
         case .opaque:
@@ -225,9 +225,7 @@ struct ProtobufScanner {
             utf8Need = 0
             state = n == 0 ? .tag : .utf8(remaining: n)
         case .message(let type):
-            guard frames.count < Self.maxDepth else { return fail(.tooDeep) }
-            let number = fieldNumberOfLastTag
-            frames.append(Frame(end: position + n, type: type, group: 0, onCountPath: onCountPath(number, depth: top)))
+            push(Frame(end: position + n, type: type, group: 0, onCountPath: onCountPath(fieldNumberOfLastTag)))
             state = .tag
         }
     }
@@ -235,9 +233,15 @@ struct ProtobufScanner {
     /// The field whose length was just read (kept for the count path).
     private var fieldNumberOfLastTag: UInt32 = 0
 
+    private mutating func push(_ frame: Frame) {
+        guard outer.count + 1 < Self.maxDepth else { return fail(.tooDeep) }
+        outer.append(top)
+        top = frame
+    }
+
     private mutating func popFrame() {
-        let frame = frames.removeLast()
-        checkRequired(frame)
+        checkRequired(top)
+        top = outer.removeLast()
     }
 
     private mutating func checkRequired(_ frame: Frame) {
@@ -252,14 +256,14 @@ struct ProtobufScanner {
 
     // MARK: Counting
 
-    private func isCountField(_ field: UInt32, depth: Int) -> Bool {
-        guard let path = schema?.countBy?.path, frames[depth].onCountPath else { return false }
-        return depth == path.count - 1 && path[depth] == field
+    private func isCountField(_ field: UInt32) -> Bool {
+        guard top.onCountPath, let path = schema?.countBy?.path else { return false }
+        return outer.count == path.count - 1 && path[outer.count] == field
     }
 
-    private func onCountPath(_ field: UInt32, depth: Int) -> Bool {
-        guard let path = schema?.countBy?.path, frames[depth].onCountPath else { return false }
-        return depth < path.count - 1 && path[depth] == field
+    private func onCountPath(_ field: UInt32) -> Bool {
+        guard top.onCountPath, let path = schema?.countBy?.path else { return false }
+        return outer.count < path.count - 1 && path[outer.count] == field
     }
 
     private static func wireType(of kind: ProtobufSchema.Kind) -> UInt64 {

@@ -186,6 +186,13 @@ public struct SyntheticTraffic {
         flows[index].held.removeAll()
     }
 
+    /// Bytes of `value` as a varint.
+    static func varintLength(_ value: Int) -> Int {
+        var n = 1, v = value >> 7
+        while v > 0 { n += 1; v >>= 7 }
+        return n
+    }
+
     /// Sizes: mostly 20–200 B, some up to 2 KiB, a few up to 64 KiB.
     private mutating func bodySize() -> Int {
         let roll = random.next() % 100
@@ -199,12 +206,12 @@ public struct SyntheticTraffic {
         let start = Int(random.next() % UInt64(text.count - size))
         switch options.framing {
         case .varint:
-            var v = size
-            repeat {
-                out.append(UInt8(v & 0x7F) | (v >= 0x80 ? 0x80 : 0))
-                v >>= 7
-            } while v > 0
-            out += text[start..<(start + size)]
+            // A protobuf message of about `size` bytes: field 1 (bytes) holding text.
+            let textLength = size - 1 - Self.varintLength(size)
+            out.appendVarint(1 + Self.varintLength(textLength) + textLength)
+            out.append(0x0A)
+            out.appendVarint(textLength)
+            out += text[start..<(start + textLength)]
         case .length:
             out += [0xCA, 0xFE, 0xF0, 0x0D]
             out.appendBig(UInt32(random.next() % 16))
@@ -228,5 +235,15 @@ struct SplitMix64 {
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
         z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
         return z ^ (z >> 31)
+    }
+}
+
+extension [UInt8] {
+    mutating func appendVarint(_ value: Int) {
+        var v = value
+        repeat {
+            append(UInt8(v & 0x7F) | (v >= 0x80 ? 0x80 : 0))
+            v >>= 7
+        } while v > 0
     }
 }

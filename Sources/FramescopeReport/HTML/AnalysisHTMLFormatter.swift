@@ -13,6 +13,7 @@ public enum AnalysisHTMLFormatter {
         var body = header(r)
         body += summary(r)
         body += charts(r)
+        body += protobuf(r)
         body += timeline(r)
         body += worst(r)
         body += evidence(r)
@@ -139,6 +140,54 @@ public enum AnalysisHTMLFormatter {
         ).render()
     }
 
+    private static func protobuf(_ r: AnalysisReport) -> String {
+        guard let p = r.protobuf else { return "" }
+        var out = "<h2>Message bodies</h2>\n<p class=\"meta\">"
+        out += p.message.map { "Parsed as <code>\(escapeHTML($0))</code> (schema from the descriptor set)" } ?? "Checked as protobuf wire data (no schema)"
+        out += p.scope == "varint" ? ", on varint-framed connections.</p>\n" : ", on every length-framed connection.</p>\n"
+        out += "<table class=\"figures\"><thead><tr><th></th>" + directions.map { "<th>\($0.label)</th>" }.joined() + "</tr></thead><tbody>\n"
+        let rows: [(String, String, (AnalysisReport.ProtobufFigures) -> Double)] = [
+            ("bodies checked", "checked", { Double($0.checked) }), ("invalid", "invalid", { Double($0.invalid) }),
+            ("invalid %", "invalidPercent", { $0.invalidPercent }),
+        ]
+        for (label, key, value) in rows {
+            out += "<tr><th>\(label)</th>"
+            for d in directions {
+                guard let f = r.totals[keyPath: d.keyPath].protobuf else { out += "<td>-</td>"; continue }
+                let v = value(f)
+                out += "<td data-json=\"totals.\(d.key).protobuf.\(key)\" data-value=\"\(number(v))\">\(grouped(v))</td>"
+            }
+            out += "</tr>\n"
+        }
+        let reasons = Set(directions.flatMap { r.totals[keyPath: $0.keyPath].protobuf?.invalidByReason.keys.map { $0 } ?? [] }).sorted()
+        for reason in reasons {
+            out += "<tr><th>· \(escapeHTML(reason))</th>"
+            for d in directions {
+                guard let n = r.totals[keyPath: d.keyPath].protobuf?.invalidByReason[reason] else { out += "<td>0</td>"; continue }
+                out += "<td data-json=\"totals.\(d.key).protobuf.invalidByReason.\(escapeHTML(reason))\" data-value=\"\(n)\">\(grouped(n))</td>"
+            }
+            out += "</tr>\n"
+        }
+        out += "</tbody></table>\n"
+        if let field = p.countBy {
+            let labels = Set(directions.flatMap { r.totals[keyPath: $0.keyPath].protobuf?.counts?.keys.map { $0 } ?? [] }).sorted()
+            let series = directions.enumerated().map { i, d in
+                BarChart.Series(
+                    name: d.label, cssClass: "s\(i)",
+                    values: labels.map { label in
+                        r.totals[keyPath: d.keyPath].protobuf?.counts?[label].map { ($0, "totals.\(d.key).protobuf.counts.\(escapeHTML(label))") }
+                    })
+            }
+            out += "<div class=\"charts\">"
+            out += BarChart(
+                title: "Valid bodies by \(field)", caption: "messages that parsed, by the value of \(field)", categories: labels.map { ($0, "\(field) = \($0)") },
+                series: series, unit: "messages"
+            ).render()
+            out += "</div>\n"
+        }
+        return out
+    }
+
     private static func timeline(_ r: AnalysisReport) -> String {
         let listed = Array(r.connections)
         let withEvents = listed.filter { c in c.directions.contains { $0.timeline != nil } }
@@ -199,6 +248,9 @@ public enum AnalysisHTMLFormatter {
             out += "stream offset <span data-json=\"events.\(i).offset\" data-value=\"\(e.offset)\">\(e.offset)</span> · "
             out += "frame <span data-json=\"events.\(i).frame\" data-value=\"\(e.frame)\">\(e.frame)</span>"
             if e.length > 0 { out += " · \(grouped(Double(e.length))) bytes" }
+            if let at = e.failedAt, let frame = e.failedInFrame {
+                out += " · stops parsing at offset <span data-json=\"events.\(i).failedAt\" data-value=\"\(at)\">\(at)</span> (frame \(frame))"
+            }
             out += " · \(e.time)</p>\n" + copyable(e.wiresharkFilter)
             if !e.bytes.isEmpty { out += "<pre class=\"hex\">\(escapeHTML(hexDump(e.bytes, offset: e.offset)))</pre>" }
             out += "</div>\n"

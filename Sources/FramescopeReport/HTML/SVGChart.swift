@@ -46,7 +46,10 @@ struct BarChart {
                 }
             }
             if c % labelEvery == 0 {
-                svg += "<text class=\"tick\" x=\"\(n(Self.left + band * (Double(c) + 0.5)))\" y=\"\(n(Self.top + Self.plotHeight + 14))\">\(escapeHTML(category.label))</text>"
+                let room = max(3, Int(band * Double(labelEvery) / 6.5))
+                let label = category.label.count > room ? category.label.prefix(room - 1) + "…" : category.label
+                svg += "<text class=\"tick\" x=\"\(n(Self.left + band * (Double(c) + 0.5)))\" y=\"\(n(Self.top + Self.plotHeight + 14))\">"
+                svg += "<title>\(escapeHTML(category.title))</title>\(escapeHTML(label))</text>"
             }
         }
         svg += legend()

@@ -4,15 +4,17 @@ import FramescopeReport
 /// `--fail-on EXPR`: a condition on the report's totals that makes the run exit with status 3.
 ///
 /// ```
-/// malformed | incomplete | gaps | undissected | drops          any at all
+/// malformed | incomplete | gaps | undissected | drops | invalid-protobuf    any at all
 /// METRIC OP NUMBER[%]                                            e.g. naive-loss>1%, partial>=10%, malformed>0
 /// ```
 /// METRIC: messages, partial, merged, naive-loss, malformed, incomplete, gaps (damaged messages),
-/// undissected (bytes). With `%`, partial and naive-loss are shares of messages, merged of segments.
+/// undissected (bytes), invalid-protobuf (bodies). With `%`, partial and naive-loss are shares of
+/// messages, merged of segments, invalid-protobuf of the bodies checked.
 struct FailCondition: ExpressibleByArgument, CustomStringConvertible {
     enum Metric: String, CaseIterable {
         case messages, partial, merged, malformed, incomplete, gaps, undissected, drops
         case naiveLoss = "naive-loss"
+        case invalidProtobuf = "invalid-protobuf"
     }
 
     enum Comparison: String { case greater = ">", greaterOrEqual = ">=", less = "<", lessOrEqual = "<=", equal = "=" }
@@ -41,7 +43,7 @@ struct FailCondition: ExpressibleByArgument, CustomStringConvertible {
         percent = number.hasSuffix("%")
         if percent { number.removeLast() }
         guard let value = Double(number), value >= 0 else { return nil }
-        if percent && ![.partial, .merged, .naiveLoss].contains(metric) { return nil }
+        if percent && ![.partial, .merged, .naiveLoss, .invalidProtobuf].contains(metric) { return nil }
         self.metric = metric
         self.comparison = comparison
         self.value = value
@@ -63,6 +65,9 @@ struct FailCondition: ExpressibleByArgument, CustomStringConvertible {
         case .gaps: measured = Double(all.damagedByGaps)
         case .undissected: measured = Double(all.undissectedBytes)
         case .drops: measured = Double((report.capture?.kernelDrops ?? 0) + (report.capture?.interfaceDrops ?? 0))
+        case .invalidProtobuf:
+            let p = all.protobuf
+            measured = percent ? p?.invalidPercent ?? 0 : Double(p?.invalid ?? 0)
         }
         let holds: Bool
         switch comparison {
@@ -81,8 +86,8 @@ struct FailOnOptions: ParsableArguments {
         name: .long,
         help: ArgumentHelp(
             "Exit with status 3 when this holds for the totals (repeatable), e.g. malformed, incomplete, 'naive-loss>1%'.",
-            discussion: "Metrics: messages, partial, merged, naive-loss, malformed, incomplete, gaps, undissected, drops; "
-                + "operators > >= < <= =; a % makes partial, merged and naive-loss shares.",
+            discussion: "Metrics: messages, partial, merged, naive-loss, malformed, incomplete, gaps, undissected, drops, invalid-protobuf; "
+                + "operators > >= < <= =; a % makes partial, merged, naive-loss and invalid-protobuf shares.",
             valueName: "expr"))
     var failOn: [FailCondition] = []
 
