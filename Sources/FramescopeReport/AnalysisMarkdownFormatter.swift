@@ -33,21 +33,53 @@ public enum AnalysisMarkdownFormatter {
         }
         out += histogram("Segments per message", pairs: r.totals.all.segmentsPerMessage, unit: "segments")
         out += histogram("Messages per segment", pairs: r.totals.all.messagesPerSegment, unit: "messages")
+        out += histogram(
+            "Message sizes (powers of two)", pairs: r.totals.all.messageSizeBins.map { $0.map(Int.init) }, unit: "bytes",
+            label: { $0 >= 1 << 20 ? "\($0 >> 20)M" : $0 >= 1 << 10 ? "\($0 >> 10)K" : String($0) })
+        out += timelines(r)
         out += worstConnections(r)
         out += evidence(r)
         return out
     }
 
     /// A histogram as a code block of bars (counts scaled to 40 characters).
-    private static func histogram(_ title: String, pairs: [[Int]], unit: String) -> String {
+    private static func histogram(
+        _ title: String, pairs: [[Int]], unit: String, label: (Int) -> String = { $0 == 63 ? "63+" : String($0) }
+    ) -> String {
         guard let largest = pairs.map({ $0[1] }).max(), largest > 0 else { return "" }
+        let labels = pairs.map { label($0[0]) }
+        let width = labels.map(\.count).max() ?? 0
         var out = "\n**\(title)**\n\n```\n"
-        for pair in pairs {
+        for (pair, text) in zip(pairs, labels) {
             let bar = String(repeating: "█", count: max(1, pair[1] * 40 / largest))
-            let label = pair[0] == 63 ? "63+" : String(pair[0])
-            out += "\(String(repeating: " ", count: max(0, 3 - label.count)))\(label) \(unit) │ \(bar) \(pair[1])\n"
+            out += "\(String(repeating: " ", count: width - text.count))\(text) \(unit) │ \(bar) \(pair[1])\n"
         }
         return out + "```\n"
+    }
+
+    /// Partial, merged and malformed over time as one sparkline per kind, for the directions
+    /// with the most events (each line is that direction's own time axis).
+    private static func timelines(_ r: AnalysisReport) -> String {
+        let rows = r.connections.flatMap { c in c.directions.enumerated().compactMap { i, d in d.timeline.map { (c.id, i, $0) } } }
+            .sorted { total($0.2) > total($1.2) }.prefix(6)
+        guard !rows.isEmpty else { return "" }
+        var out = "\n**Over time** (one character = one interval; ▁ to █ = fewer to more)\n\n```\n"
+        for (id, direction, t) in rows {
+            out += "#\(id) \(direction == 0 ? "client → server" : "server → client"), \(milliseconds(t.bucketSeconds)) per character from \(t.origin)\n"
+            for (name, series) in [("partial  ", t.partial), ("merged   ", t.merged), ("malformed", t.malformed)] where series.contains(where: { $0 > 0 }) {
+                out += "  \(name) " + sparkline(series) + "  \(series.reduce(0, +))\n"
+            }
+        }
+        return out + "```\n"
+    }
+
+    private static func total(_ t: AnalysisReport.Timeline) -> Int {
+        t.partial.reduce(0, +) + t.merged.reduce(0, +) + t.malformed.reduce(0, +)
+    }
+
+    private static func sparkline(_ values: [Int]) -> String {
+        let marks = Array("▁▂▃▄▅▆▇█"), largest = max(1, values.max() ?? 1)
+        return String(values.map { $0 == 0 ? " " : marks[min(7, ($0 * 8 - 1) / largest)] })
     }
 
     private static func worstConnections(_ r: AnalysisReport) -> String {

@@ -48,7 +48,8 @@ final class LiveView {
             let line = "elapsed=\(fixed(elapsed, 2)) packets=\(packets) pps=\(fixed(rates.packets, 1)) bytes=\(bytes) bps=\(fixed(rates.bytes, 1))"
                 + " drops=\(drops) connections=\(openConnections) messages=\(all.messages) mps=\(fixed(rates.messages, 1))"
                 + " partial=\(percentText(all.partialMessages, all.messages)) merged=\(percentText(all.mergedSegments, all.segmentsTouched))"
-                + " naive_loss=\(percentText(all.naiveReaderLoss, all.messages)) malformed=\(all.malformed)\n"
+                + " naive_loss=\(percentText(all.naiveReaderLoss, all.messages)) malformed=\(all.malformed)"
+                + (all.protobufChecked > 0 ? " invalid_protobuf=\(all.protobufInvalid)" : "") + "\n"
             write(line)
         }
         lastPerConnection = Dictionary(uniqueKeysWithValues: open.map { ($0.info.id, $0.directions.reduce(0) { $0 + $1.messages }) })
@@ -81,7 +82,11 @@ final class LiveView {
         screen += (drops > 0 ? "\(red)kernel drops \(drops)\(reset)" : "kernel drops 0") + "   connections \(open)\n"
         screen += "messages \(all.messages) (\(fixed(rates.messages, 0))/s)   partial \(percentText(all.partialMessages, all.messages))"
         screen += "   merged \(percentText(all.mergedSegments, all.segmentsTouched))   naive-reader loss \(percentText(all.naiveReaderLoss, all.messages))"
-        screen += "   " + (all.malformed > 0 ? "\(red)malformed \(all.malformed)\(reset)" : "malformed 0") + "\n\n"
+        screen += "   " + (all.malformed > 0 ? "\(red)malformed \(all.malformed)\(reset)" : "malformed 0")
+        if all.protobufChecked > 0 {
+            screen += "   " + (all.protobufInvalid > 0 ? "\(red)invalid protobuf \(all.protobufInvalid)\(reset)" : "invalid protobuf 0")
+        }
+        screen += "\n\n"
         var table = TextTable([
             ("ID", .right), ("CLIENT", .left), ("", .left), ("SERVER", .left), ("MSG/S", .right), ("MSGS", .right), ("PARTIAL", .right),
             ("MERGED", .right), ("NAIVE LOSS", .right), ("MALFORMED", .right),

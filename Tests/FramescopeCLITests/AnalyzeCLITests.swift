@@ -208,6 +208,11 @@ import Testing
             #expect(markdown.stdout.contains("| naive-reader loss |") && markdown.stdout.contains("\(loss) ("), "\(name) \(label)")
         }
         #expect(markdown.stdout.contains("**Segments per message**") && markdown.stdout.contains("│ █"))
+        #expect(markdown.stdout.contains("**Message sizes (powers of two)**"))
+        let anyTimeline = (report["connections"] as? [[String: Any]] ?? []).contains { c in
+            (c["directions"] as? [[String: Any]] ?? []).contains { $0["timeline"] != nil }
+        }
+        #expect(markdown.stdout.contains("**Over time**") == anyTimeline, "\(name): a timeline when the JSON has one")
         if (report["eventsTotal"] as? Int ?? 0) > 0 {
             #expect(markdown.stdout.contains("Wireshark: `tcp.stream == "))
         }

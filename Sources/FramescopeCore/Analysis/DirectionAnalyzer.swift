@@ -61,13 +61,16 @@ struct DirectionAnalyzer {
     private var nextCandidate = 0
 
     /// The protobuf check of message bodies, when one applies.
-    private var inspection: BodyInspection?
+    /// Not optional, so the hot path reads `inspection.active` without copying the struct.
+    private var inspection: BodyInspection
+    private let checksBodies: Bool
 
     init(dissector: AnyDissector, connection: ConnectionID, direction: Direction, protobuf: ProtobufCheck? = nil) {
         self.dissector = dissector
         self.connection = connection
         self.direction = direction
-        inspection = protobuf.map { BodyInspection(schema: $0.schema) }
+        inspection = BodyInspection(schema: protobuf?.schema)
+        checksBodies = protobuf != nil
     }
 
     // MARK: Input
@@ -129,7 +132,7 @@ struct DirectionAnalyzer {
         case .stopped:
             break
         }
-        inspection?.abandon()
+        inspection.abandon()
         message = nil
         finishSegment()
     }
@@ -157,7 +160,7 @@ struct DirectionAnalyzer {
                 return
             case .body(let remaining):
                 let n = Int(min(remaining, Int64(bytes.count - i)))
-                if inspection?.active == true { inspection!.feed(bytes.slice(from: i, count: n), at: base + Int64(i), frame: segment!.frame) }
+                if inspection.active { inspection.feed(bytes.slice(from: i, count: n), at: base + Int64(i), frame: segment!.frame) }
                 i += n
                 if Int64(n) == remaining {
                     mode = .framing
@@ -191,7 +194,7 @@ struct DirectionAnalyzer {
         switch step {
         case .frame(let length, let type, let body):
             message?.type = type
-            if inspection != nil { beginBody(at: body, length: length, prior: prior) }
+            if checksBodies { beginBody(at: body, length: length, prior: prior) }
             return frameDecided(length: length, prior: prior, bytes: bytes, at: i, base: base, log: &log)
         case .preamble(let length):
             message?.isPreamble = true
@@ -234,8 +237,8 @@ struct DirectionAnalyzer {
         if !header.isEmpty { header.removeAll(keepingCapacity: true) }
         consumed = 0
         let available = Int64(bytes.count - i)
-        if inspection?.active == true {
-            inspection!.feed(bytes.slice(from: i, count: Int(min(inChunk, available))), at: base + Int64(i), frame: segment!.frame)
+        if inspection.active {
+            inspection.feed(bytes.slice(from: i, count: Int(min(inChunk, available))), at: base + Int64(i), frame: segment!.frame)
         }
         if inChunk <= available {
             let next = i + Int(inChunk)
@@ -252,15 +255,15 @@ struct DirectionAnalyzer {
     /// buffered before this chunk (the chunk's own bytes follow in `frameDecided`).
     private mutating func beginBody(at body: Int, length: Int, prior: Int) {
         guard let m = message, !m.isPreamble else { return }
-        inspection!.begin(start: m.start + Int64(body), end: m.start + Int64(length))
+        inspection.begin(start: m.start + Int64(body), end: m.start + Int64(length))
         if prior > 0 {
-            header.withUnsafeBytes { inspection!.feed($0.slice(from: 0, count: prior), at: m.start + Int64(consumed), frame: m.firstFrame) }
+            header.withUnsafeBytes { inspection.feed($0.slice(from: 0, count: prior), at: m.start + Int64(consumed), frame: m.firstFrame) }
         }
     }
 
     private mutating func finishBody(log: inout AnalysisLog) {
-        guard inspection?.active == true else { return }
-        let (failure, counted) = inspection!.finish(frame: segment!.frame)
+        guard inspection.active else { return }
+        let (failure, counted) = inspection.finish(frame: segment!.frame)
         analysis.protobufChecked += 1
         guard let failure else {
             analysis.countedValues.add(counted)
@@ -271,10 +274,10 @@ struct DirectionAnalyzer {
         log.add(
             AnalysisEvent(
                 kind: .invalidProtobuf, reason: nil,
-                protobufFailure: ProtobufFailureSite(reason: failure.reason, offset: inspection!.bodyStart + failure.at, frame: inspection!.failureFrame),
-                connection: connection, direction: direction, offset: inspection!.bodyStart,
-                frame: inspection!.prefix.isEmpty ? segment!.frame : inspection!.startFrame, timestamp: segment!.timestamp,
-                bytes: inspection!.prefix.bytes, length: inspection!.bodyLength))
+                protobufFailure: ProtobufFailureSite(reason: failure.reason, offset: inspection.bodyStart + failure.at, frame: inspection.failureFrame),
+                connection: connection, direction: direction, offset: inspection.bodyStart,
+                frame: inspection.prefix.isEmpty ? segment!.frame : inspection.startFrame, timestamp: segment!.timestamp,
+                bytes: inspection.prefix.bytes, length: inspection.bodyLength))
     }
 
     // MARK: Messages and segments
@@ -326,7 +329,7 @@ struct DirectionAnalyzer {
     }
 
     private mutating func markDamaged(length: Int64, log: inout AnalysisLog) {
-        inspection?.abandon()
+        inspection.abandon()
         guard var m = message, !m.damaged, !m.isPreamble else { return }
         m.damaged = true
         message = m

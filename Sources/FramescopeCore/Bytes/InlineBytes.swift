@@ -30,7 +30,7 @@ public struct InlineBytes: Equatable, Hashable, Sendable {
         guard n > 0 else { return 0 }
         let start = count
         withUnsafeMutableBytes(of: &storage) { raw in
-            for i in 0..<n { raw[start + i] = bytes[i] }
+            (raw.baseAddress! + start).copyMemory(from: bytes.baseAddress!, byteCount: n)
         }
         count += n
         return n

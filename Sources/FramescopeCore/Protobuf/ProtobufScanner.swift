@@ -31,7 +31,11 @@ public enum ProtobufFailure: String, Sendable, CaseIterable, Comparable {
 struct ProtobufScanner {
     static let maxDepth = 100
 
-    private let schema: ProtobufSchema?
+    /// The schema's parts the scanner reads, held apart so that no per-field access copies (and
+    /// retains) the whole schema.
+    private let messages: [ProtobufSchema.MessageType]
+    private let root: Int32
+    private let countPath: [UInt32]?
 
     private enum Content: Equatable {
         case opaque
@@ -79,14 +83,16 @@ struct ProtobufScanner {
     private(set) var counted: UInt64?
 
     init(schema: ProtobufSchema?) {
-        self.schema = schema
+        messages = schema?.messages ?? []
+        root = schema.map { Int32($0.root) } ?? -1
+        countPath = schema?.countBy?.path
     }
 
     /// Starts a body of `length` bytes.
     mutating func begin(length: Int64) {
         state = .tag
         if !outer.isEmpty { outer.removeAll(keepingCapacity: true) }
-        top = Frame(end: length, type: schema.map { Int32($0.root) } ?? -1, group: 0, onCountPath: schema?.countBy != nil)
+        top = Frame(end: length, type: root, group: 0, onCountPath: countPath != nil)
         position = 0
         failure = nil
         counted = nil
@@ -111,12 +117,22 @@ struct ProtobufScanner {
             let room = Int(min(Int64(count - i), end - position))
             switch state {
             case .tag, .varint, .length:
-                let byte = bytes[i]
-                i += 1
-                position += 1
-                value |= UInt64(byte & 0x7F) << shift
-                shift += 7
-                if byte & 0x80 != 0 {
+                // A varint's bytes, as many as are here (a tag, value or length may be cut).
+                var j = i, complete = false
+                while j < i + room {
+                    let byte = bytes[j]
+                    j += 1
+                    value |= UInt64(byte & 0x7F) << shift  // past 63 a smart shift gives 0
+                    shift += 7
+                    if byte < 0x80 {
+                        complete = true
+                        break
+                    }
+                    if shift >= 70 { break }
+                }
+                position += Int64(j - i)
+                i = j
+                if !complete {
                     if shift >= 70 { fail(.badVarint) }
                     continue
                 }
@@ -179,10 +195,10 @@ struct ProtobufScanner {
         guard number != 0, number <= 0x1FFF_FFFF else { return fail(.badFieldNumber) }
         let field = UInt32(number)
         var declared: ProtobufSchema.Field?
-        if let schema, top.type >= 0 {
-            let type = schema.messages[Int(top.type)]
-            if let index = type.fieldIndex(field) {
-                let f = type.fields[index]
+        if top.type >= 0 {
+            let type = Int(top.type)
+            if let index = messages[type].fieldIndex(field) {
+                let f = messages[type].fields[index]
                 // Another wire type (packed repeated scalars among them) is read as unknown.
                 if wire == Self.wireType(of: f.kind) {
                     declared = f
@@ -245,8 +261,8 @@ struct ProtobufScanner {
     }
 
     private mutating func checkRequired(_ frame: Frame) {
-        guard failure == nil, let schema, frame.type >= 0 else { return }
-        let mask = schema.messages[Int(frame.type)].requiredMask
+        guard failure == nil, frame.type >= 0 else { return }
+        let mask = messages[Int(frame.type)].requiredMask
         if frame.seen & mask != mask { fail(.missingRequired) }
     }
 
@@ -257,12 +273,12 @@ struct ProtobufScanner {
     // MARK: Counting
 
     private func isCountField(_ field: UInt32) -> Bool {
-        guard top.onCountPath, let path = schema?.countBy?.path else { return false }
+        guard top.onCountPath, let path = countPath else { return false }
         return outer.count == path.count - 1 && path[outer.count] == field
     }
 
     private func onCountPath(_ field: UInt32) -> Bool {
-        guard top.onCountPath, let path = schema?.countBy?.path else { return false }
+        guard top.onCountPath, let path = countPath else { return false }
         return outer.count < path.count - 1 && path[outer.count] == field
     }
 
