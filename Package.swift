@@ -35,7 +35,8 @@ let package = Package(
         // The benchmark's floor: a bare pcap_next_ex loop (scripts/bench).
         .executableTarget(name: "pcap-floor", dependencies: ["CPcap"]),
         .testTarget(name: "FramescopeCoreTests", dependencies: ["FramescopeCore"]),
-        .testTarget(name: "FramescopeCaptureTests", dependencies: ["FramescopeCapture", "FramescopeReport", "FramescopeProtobuf"]),
+        .testTarget(
+            name: "FramescopeCaptureTests", dependencies: ["FramescopeCapture", "FramescopeReport", "FramescopeProtobuf"], exclude: ["Fixtures"]),
         .testTarget(name: "FramescopeCLITests", dependencies: ["framescope", "FramescopeCore"], exclude: ["Fixtures"]),
     ]
 )

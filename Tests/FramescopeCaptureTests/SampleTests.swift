@@ -102,7 +102,7 @@ import Testing
         var schema: ProtobufSchema?
         var typed: [String: (DirectionAnalysis, DirectionStatistics)] = [:]
         if let s = capture.schema {
-            schema = try compileSchema(s)
+            schema = try compileSampleSchema(s.proto, message: s.message, countBy: s.countBy)
             typed = try analyze(name, spec: spec, protobuf: ProtobufCheck(schema: schema, scope: .varintDelimited)).figures
         }
         for entry in capture.directions {
@@ -116,22 +116,5 @@ import Testing
             let counts = Dictionary(t.protobufCounts.map { (schema.countLabel($0.key), $0.value) }, uniquingKeysWith: +)
             #expect(counts == truth.counts, "\(place): counts by \(schema.countBy?.name ?? "")")
         }
-    }
-
-    /// Compiles the sample's .proto (in samples/proto) with protoc, as a user would.
-    private func compileSchema(_ s: Truth.Schema) throws -> ProtobufSchema {
-        let protoc = try #require(
-            ["/usr/bin/protoc", "/usr/local/bin/protoc"].first { FileManager.default.isExecutableFile(atPath: $0) },
-            "protoc is missing: apt-get install protobuf-compiler (scripts/install-deps --test)")
-        let out = NSTemporaryDirectory() + "framescope-\(UUID().uuidString).pb"
-        defer { try? FileManager.default.removeItem(atPath: out) }
-        let directory = Self.samples.appendingPathComponent("proto").path
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: protoc)
-        process.arguments = ["--descriptor_set_out=\(out)", "--include_imports", "-I", directory, directory + "/" + s.proto]
-        try process.run()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
-        return try DescriptorSetLoader.load(path: out, message: s.message, countBy: s.countBy)
     }
 }

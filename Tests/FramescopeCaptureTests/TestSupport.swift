@@ -1,5 +1,7 @@
 import FramescopeCapture
 import FramescopeCore
+import FramescopeProtobuf
+import Testing
 import Foundation
 
 /// Repository root, from this file's location.
@@ -62,4 +64,21 @@ func temporaryFile(_ bytes: [UInt8], suffix: String = ".pcap") -> String {
     let path = NSTemporaryDirectory() + "framescope-\(UUID().uuidString)\(suffix)"
     FileManager.default.createFile(atPath: path, contents: Data(bytes))
     return path
+}
+
+/// A .proto of samples/proto compiled by protoc, as a user would, and loaded as framescope does.
+func compileSampleSchema(_ proto: String, message: String, countBy: String?) throws -> ProtobufSchema {
+    let protoc = try #require(
+        ["/usr/bin/protoc", "/usr/local/bin/protoc"].first { FileManager.default.isExecutableFile(atPath: $0) },
+        "protoc is missing: apt-get install protobuf-compiler (scripts/install-deps --test)")
+    let out = NSTemporaryDirectory() + "framescope-\(UUID().uuidString).pb"
+    defer { try? FileManager.default.removeItem(atPath: out) }
+    let directory = repositoryRoot.appendingPathComponent("samples/proto").path
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: protoc)
+    process.arguments = ["--descriptor_set_out=\(out)", "--include_imports", "-I", directory, directory + "/" + proto]
+    try process.run()
+    process.waitUntilExit()
+    #expect(process.terminationStatus == 0)
+    return try DescriptorSetLoader.load(path: out, message: message, countBy: countBy)
 }

@@ -80,6 +80,10 @@ import Testing
         #expect(verdict([0x0C], schema: nil).failure == .unmatchedEndGroup)
         #expect(verdict([0x0B, 0x08, 0x01], schema: nil).failure == .truncated)  // group never closed
         #expect(verdict([0x0B, 0x08, 0x01, 0x0C], schema: nil).failure == nil)
+        // A body or a nested message ending inside a tag's varint (found by the differential test).
+        #expect(verdict([0xA5], schema: nil).failure == .truncated)
+        #expect(verdict([0x08, 0x0B, 0xC3], schema: nil).failure == .truncated)
+        #expect(verdict([0x22, 0x01, 0x8A], schema: Self.schema(root: 0)).failure == .truncated)
         let json = Array(#"{"seq":1}"#.utf8)
         let failure = verdict(json, schema: nil)
         #expect(failure.failure != nil && failure.at != nil)
@@ -122,6 +126,15 @@ import Testing
         #expect(throws: ProtobufSchema.CountByError.noSuchField("nope", in: "chat.Envelope")) { try bad.countBy(fieldPath: "nope") }
         #expect(throws: ProtobufSchema.CountByError.notCountable("text")) { try bad.countBy(fieldPath: "text") }
         #expect(throws: ProtobufSchema.CountByError.notAMessage("seq")) { try bad.countBy(fieldPath: "seq.x") }
+    }
+
+    @Test func eachBodyStartsAfresh() {
+        var scanner = ProtobufScanner(schema: nil)
+        scanner.begin(length: 3)
+        [0x08, 0x96].withUnsafeBytes { scanner.feed($0) }  // abandoned inside a varint (a gap)
+        scanner.begin(length: 2)
+        [0x08, 0x01].withUnsafeBytes { scanner.feed($0) }
+        #expect(scanner.finish() == nil)
     }
 
     @Test func nestingDeeperThanAHundredIsRefused() {

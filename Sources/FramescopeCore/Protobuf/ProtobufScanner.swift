@@ -94,6 +94,9 @@ struct ProtobufScanner {
         if !outer.isEmpty { outer.removeAll(keepingCapacity: true) }
         top = Frame(end: length, type: root, group: 0, onCountPath: countPath != nil)
         position = 0
+        value = 0
+        shift = 0
+        utf8Need = 0
         failure = nil
         counted = nil
     }
@@ -107,7 +110,7 @@ struct ProtobufScanner {
             let end = top.end
             if position == end {
                 if outer.isEmpty { break }  // more than announced: not ours to judge
-                if state == .tag && top.group == 0 {
+                if state == .tag && shift == 0 && top.group == 0 {
                     popFrame()
                 } else {
                     fail(.truncated)  // a field or group runs past the message around it
@@ -179,10 +182,11 @@ struct ProtobufScanner {
     /// The verdict once the whole body was fed: nil when it parses.
     mutating func finish() -> (reason: ProtobufFailure, at: Int64)? {
         if failure == nil {
-            while !outer.isEmpty, state == .tag, top.group == 0, position == top.end {
+            while !outer.isEmpty, state == .tag, shift == 0, top.group == 0, position == top.end {
                 popFrame()
             }
-            if failure == nil && (!outer.isEmpty || state != .tag) { fail(.truncated) }
+            // Inside a nested message or group, a field, or a tag's varint (`shift` > 0).
+            if failure == nil && (!outer.isEmpty || state != .tag || shift != 0) { fail(.truncated) }
             if failure == nil { checkRequired(top) }
         }
         return failure
