@@ -194,7 +194,14 @@ struct DirectionAnalyzer {
         switch step {
         case .frame(let length, let type, let body):
             message?.type = type
-            if checksBodies { beginBody(at: body, length: length, prior: prior) }
+            if checksBodies && !message!.isPreamble {
+                // A frame wholly in this chunk is checked at once; else as its bytes pass.
+                if prior == 0 && consumed == 0 && length <= bytes.count - i {
+                    inspection.checkWhole(bytes.slice(from: i + body, count: length - body), start: message!.start + Int64(body), frame: segment!.frame)
+                } else {
+                    beginBody(at: body, length: length, prior: prior)
+                }
+            }
             return frameDecided(length: length, prior: prior, bytes: bytes, at: i, base: base, log: &log)
         case .preamble(let length):
             message?.isPreamble = true
@@ -254,7 +261,7 @@ struct DirectionAnalyzer {
     /// Starts the protobuf check of the frame just decided, with the `prior` header bytes
     /// buffered before this chunk (the chunk's own bytes follow in `frameDecided`).
     private mutating func beginBody(at body: Int, length: Int, prior: Int) {
-        guard let m = message, !m.isPreamble else { return }
+        guard let m = message else { return }
         inspection.begin(start: m.start + Int64(body), end: m.start + Int64(length))
         if prior > 0 {
             header.withUnsafeBytes { inspection.feed($0.slice(from: 0, count: prior), at: m.start + Int64(consumed), frame: m.firstFrame) }
@@ -262,7 +269,7 @@ struct DirectionAnalyzer {
     }
 
     private mutating func finishBody(log: inout AnalysisLog) {
-        guard inspection.active else { return }
+        guard inspection.isPending else { return }
         let (failure, counted) = inspection.finish(frame: segment!.frame)
         analysis.protobufChecked += 1
         guard let failure else {

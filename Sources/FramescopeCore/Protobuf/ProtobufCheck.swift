@@ -36,10 +36,17 @@ struct BodyInspection {
     /// The frames that carried the body's first byte and the byte the scanner failed at.
     private(set) var startFrame: UInt64 = 0
     private(set) var failureFrame: UInt64 = 0
+    private let hasSchema: Bool
+    /// The verdict of a body checked whole (`checkWhole`), until `finish` hands it out.
+    private var wholeVerdict: (failure: (reason: ProtobufFailure, at: Int64)?, counted: UInt64)?
+
+    /// A body is being checked (streaming) or was checked whole and awaits `finish`.
+    var isPending: Bool { active || wholeVerdict != nil }
 
     init(schema: ProtobufSchema?) {
         scanner = ProtobufScanner(schema: schema)
         countDefault = schema?.countDefault ?? 0
+        hasSchema = schema != nil
     }
 
     var bodyStart: Int64 { start }
@@ -50,7 +57,29 @@ struct BodyInspection {
         self.end = end
         active = true
         prefix.removeAll()
+        wholeVerdict = nil
         scanner.begin(length: end - start)
+    }
+
+    /// A body whose bytes are all here, the common case: without a schema it skips the state
+    /// machine and its bookkeeping (the prefix is kept only for an invalid body).
+    mutating func checkWhole(_ body: UnsafeRawBufferPointer, start: Int64, frame: UInt64) {
+        self.start = start
+        end = start + Int64(body.count)
+        if !hasSchema, let verdict = ProtobufScanner.verdictOfWhole(body) {
+            active = false
+            wholeVerdict = (verdict, countDefault)
+            if verdict != nil {
+                prefix.removeAll()
+                prefix.append(body, limit: 16)
+                startFrame = frame
+                failureFrame = frame
+            }
+            return
+        }
+        begin(start: start, end: end)
+        feed(body, at: start, frame: frame)
+        wholeVerdict = finish(frame: frame)
     }
 
     /// Frame bytes at stream offset `offset`; only those inside the body are read.
@@ -68,6 +97,10 @@ struct BodyInspection {
 
     /// The verdict for the body just completed: nil when it parses, and the counted value.
     mutating func finish(frame: UInt64) -> (failure: (reason: ProtobufFailure, at: Int64)?, counted: UInt64) {
+        if let verdict = wholeVerdict {
+            wholeVerdict = nil
+            return verdict
+        }
         active = false
         let failedBefore = scanner.failure != nil
         let failure = scanner.finish()
@@ -75,5 +108,8 @@ struct BodyInspection {
         return (failure, scanner.counted ?? countDefault)
     }
 
-    mutating func abandon() { active = false }
+    mutating func abandon() {
+        active = false
+        wholeVerdict = nil
+    }
 }

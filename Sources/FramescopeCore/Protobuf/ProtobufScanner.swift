@@ -192,20 +192,82 @@ struct ProtobufScanner {
         return failure
     }
 
+    private enum WholeVerdict {
+        case valid
+        case invalid(ProtobufFailure, at: Int64)
+        /// Groups nest: the state machine reads those.
+        case hasGroups
+    }
+
+    /// A whole body without a schema, with the verdict and failure position the state machine
+    /// gives (`.some(nil)`: valid); nil when it has groups, which the state machine reads.
+    static func verdictOfWhole(_ b: UnsafeRawBufferPointer) -> (reason: ProtobufFailure, at: Int64)?? {
+        switch checkWhole(b) {
+        case .valid: return .some(nil)
+        case .invalid(let reason, let at): return .some((reason, at))
+        case .hasGroups: return nil
+        }
+    }
+
+    private static func checkWhole(_ b: UnsafeRawBufferPointer) -> WholeVerdict {
+        let n = b.count
+        var i = 0
+        /// A varint from `i`: its value, or nil when the body ends inside it or it is too long.
+        func varint() -> (value: UInt64, failure: ProtobufFailure?) {
+            var value: UInt64 = 0, shift: UInt64 = 0
+            while i < n {
+                let byte = b[i]
+                i += 1
+                value |= UInt64(byte & 0x7F) << shift
+                shift += 7
+                if byte < 0x80 { return (value, nil) }
+                if shift >= 70 { return (0, .badVarint) }
+            }
+            return (0, .truncated)
+        }
+        while i < n {
+            let tag = varint()
+            if let failure = tag.failure { return .invalid(failure, at: Int64(i)) }
+            let number = tag.value >> 3
+            guard number != 0, number <= 0x1FFF_FFFF else { return .invalid(.badFieldNumber, at: Int64(i)) }
+            switch tag.value & 7 {
+            case 0:
+                if let failure = varint().failure { return .invalid(failure, at: Int64(i)) }
+            case 1, 5:
+                let size = tag.value & 7 == 1 ? 8 : 4
+                guard n - i >= size else { return .invalid(.truncated, at: Int64(n)) }
+                i += size
+            case 2:
+                let length = varint()
+                if let failure = length.failure { return .invalid(failure, at: Int64(i)) }
+                guard length.value <= UInt64(n - i) else { return .invalid(.lengthPastEnd, at: Int64(i)) }
+                i += Int(length.value)
+            case 3, 4:
+                return .hasGroups
+            default:
+                return .invalid(.badWireType, at: Int64(i))
+            }
+        }
+        return .valid
+    }
+
     // MARK: Fields
 
     private mutating func startField(tag: UInt64) {
         let number = tag >> 3, wire = tag & 7
         guard number != 0, number <= 0x1FFF_FFFF else { return fail(.badFieldNumber) }
         let field = UInt32(number)
-        var declared: ProtobufSchema.Field?
+        // The declared kind and nested type, read in place (a copied Field would retain its name).
+        var declared: ProtobufSchema.Kind?
+        var nested: Int32 = -1
         if top.type >= 0 {
             let type = Int(top.type)
             if let index = messages[type].fieldIndex(field) {
-                let f = messages[type].fields[index]
+                let kind = messages[type].fields[index].kind
                 // Another wire type (packed repeated scalars among them) is read as unknown.
-                if wire == Self.wireType(of: f.kind) {
-                    declared = f
+                if wire == Self.wireType(of: kind) {
+                    declared = kind
+                    nested = Int32(messages[type].fields[index].messageType ?? -1)
                     if index < 64 { top.seen |= 1 << UInt64(index) }
                 }
             }
@@ -219,14 +281,13 @@ struct ProtobufScanner {
             state = .fixed(remaining: 4)
         case 2:
             fieldNumberOfLastTag = field
-            switch declared?.kind {
+            switch declared {
             case .string: state = .length(.utf8)
-            case .message: state = .length(.message(Int32(declared!.messageType!)))
+            case .message: state = .length(.message(nested))
             default: state = .length(.opaque)
             }
         case 3:
-            let type = declared?.kind == .group ? Int32(declared!.messageType!) : -1
-            push(Frame(end: top.end, type: type, group: field, onCountPath: onCountPath(field)))
+            push(Frame(end: top.end, type: declared == .group ? nested : -1, group: field, onCountPath: onCountPath(field)))
         case 4:
             guard top.group == field else { return fail(.unmatchedEndGroup) }
             popFrame()
