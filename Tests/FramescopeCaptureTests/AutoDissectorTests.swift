@@ -20,6 +20,7 @@ import Testing
 
     static let samples: [Case] = [
         Case(capture: "samples/im-varint.pcap", chosen: ["varint"], reference: "varint"),
+        Case(capture: "samples/im-protobuf.pcap", chosen: ["varint"], reference: "varint"),
         Case(capture: "samples/seed-0xff-command.pcap", chosen: ["length:offset=4,width=4,magic=000000ff"], reference: "length:offset=4,width=4,magic=000000ff,type=8:4"),
         Case(capture: "samples/seed-7byte-header.pcap", chosen: ["length:offset=5,width=2,magic=0001"], reference: "length:offset=5,width=2,type=2:2"),
         Case(capture: "samples/seed-ascii10-header.pcap", chosen: ["length:offset=6,width=4,encoding=ascii,magic=494d"], reference: "length:offset=6,width=4,encoding=ascii"),
