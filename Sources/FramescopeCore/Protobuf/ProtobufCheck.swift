@@ -66,16 +66,23 @@ struct BodyInspection {
     mutating func checkWhole(_ body: UnsafeRawBufferPointer, start: Int64, frame: UInt64) {
         self.start = start
         end = start + Int64(body.count)
-        if !hasSchema, let verdict = ProtobufScanner.verdictOfWhole(body) {
-            active = false
-            wholeVerdict = (verdict, countDefault)
-            if verdict != nil {
+        if !hasSchema {
+            switch ProtobufScanner.checkWhole(body) {
+            case .valid:
+                active = false
+                wholeVerdict = (nil, countDefault)
+                return
+            case .invalid(let reason, let at):
+                active = false
+                wholeVerdict = ((reason, at), countDefault)
                 prefix.removeAll()
                 prefix.append(body, limit: 16)
                 startFrame = frame
                 failureFrame = frame
+                return
+            case .hasGroups:
+                break
             }
-            return
         }
         begin(start: start, end: end)
         feed(body, at: start, frame: frame)

@@ -40,7 +40,8 @@ struct ProtobufScanner {
     private enum Content: Equatable {
         case opaque
         case utf8
-        case message(Int32)
+        /// A nested message: its type, and the field holding it (for the count path).
+        case message(Int32, field: UInt32)
     }
 
     private enum State: Equatable {
@@ -192,7 +193,7 @@ struct ProtobufScanner {
         return failure
     }
 
-    private enum WholeVerdict {
+    enum WholeVerdict {
         case valid
         case invalid(ProtobufFailure, at: Int64)
         /// Groups nest: the state machine reads those.
@@ -200,16 +201,8 @@ struct ProtobufScanner {
     }
 
     /// A whole body without a schema, with the verdict and failure position the state machine
-    /// gives (`.some(nil)`: valid); nil when it has groups, which the state machine reads.
-    static func verdictOfWhole(_ b: UnsafeRawBufferPointer) -> (reason: ProtobufFailure, at: Int64)?? {
-        switch checkWhole(b) {
-        case .valid: return .some(nil)
-        case .invalid(let reason, let at): return .some((reason, at))
-        case .hasGroups: return nil
-        }
-    }
-
-    private static func checkWhole(_ b: UnsafeRawBufferPointer) -> WholeVerdict {
+    /// gives; bodies with groups are left to the state machine.
+    static func checkWhole(_ b: UnsafeRawBufferPointer) -> WholeVerdict {
         let n = b.count
         var i = 0
         /// A varint from `i`: its value, or nil when the body ends inside it or it is too long.
@@ -280,10 +273,9 @@ struct ProtobufScanner {
         case 5:
             state = .fixed(remaining: 4)
         case 2:
-            fieldNumberOfLastTag = field
             switch declared {
             case .string: state = .length(.utf8)
-            case .message: state = .length(.message(nested))
+            case .message: state = .length(.message(nested, field: field))
             default: state = .length(.opaque)
             }
         case 3:
@@ -305,14 +297,11 @@ struct ProtobufScanner {
         case .utf8:
             utf8Need = 0
             state = n == 0 ? .tag : .utf8(remaining: n)
-        case .message(let type):
-            push(Frame(end: position + n, type: type, group: 0, onCountPath: onCountPath(fieldNumberOfLastTag)))
+        case .message(let type, let field):
+            push(Frame(end: position + n, type: type, group: 0, onCountPath: onCountPath(field)))
             state = .tag
         }
     }
-
-    /// The field whose length was just read (kept for the count path).
-    private var fieldNumberOfLastTag: UInt32 = 0
 
     private mutating func push(_ frame: Frame) {
         guard outer.count + 1 < Self.maxDepth else { return fail(.tooDeep) }
