@@ -16,7 +16,13 @@ public struct AnalysisReport: Sendable {
         return analyses.lazy.map { Connection($0, protobuf: check) }
     }
     /// What bodies were checked as; nil when they were not.
-    public var protobuf: Protobuf?
+    public var protobuf: Protobuf? {
+        protobufCheck.map { check in
+            Protobuf(
+                mode: check.schema == nil ? "wire" : "schema", message: check.schema?.rootName, countBy: check.schema?.countBy?.name,
+                scope: check.scope == .varintDelimited ? "varint" : "length-framed")
+        }
+    }
     let protobufCheck: ProtobufCheck?
     /// Evidence, in stream order per connection (the first 10,000).
     public var events: [Event]
@@ -207,11 +213,6 @@ extension AnalysisReport {
         let analyses = analyzer.sortedConnections
         self.analyses = analyses
         protobufCheck = analyzer.protobuf
-        protobuf = analyzer.protobuf.map { check in
-            Protobuf(
-                mode: check.schema == nil ? "wire" : "schema", message: check.schema?.rootName, countBy: check.schema?.countBy?.name,
-                scope: check.scope == .varintDelimited ? "varint" : "length-framed")
-        }
         var perDirection = analyzer.folded
         for a in analyses where !a.directions.isEmpty {
             for d in Direction.allCases { perDirection[d.rawValue].merge(a.directions[d.rawValue]) }

@@ -23,17 +23,15 @@ public struct InlineBytes: Equatable, Hashable, Sendable {
 
     public var isEmpty: Bool { count == 0 }
 
-    /// Appends bytes while there is room for them; returns how many fit.
-    @discardableResult
-    mutating func append(_ bytes: UnsafeRawBufferPointer, limit: Int = capacity) -> Int {
+    /// Appends bytes while the count stays within `limit` (at most `capacity`); the rest are dropped.
+    mutating func append(_ bytes: UnsafeRawBufferPointer, limit: Int = capacity) {
         let n = min(bytes.count, min(limit, Self.capacity) - count)
-        guard n > 0 else { return 0 }
+        guard n > 0 else { return }
         let start = count
         withUnsafeMutableBytes(of: &storage) { raw in
             (raw.baseAddress! + start).copyMemory(from: bytes.baseAddress!, byteCount: n)
         }
         count += n
-        return n
     }
 
     mutating func removeAll() {
