@@ -45,6 +45,6 @@ extension AnalysisReport.ProtobufFigures {
 }
 
 /// A percentage as the reports print it: `12%`, `12.5%`.
-func percentText(_ value: Double) -> String {
+public func percentText(_ value: Double) -> String {
     value == value.rounded() ? "\(Int(value))%" : "\(value)%"
 }

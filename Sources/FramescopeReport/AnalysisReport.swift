@@ -213,27 +213,35 @@ extension AnalysisReport {
         let analyses = analyzer.sortedConnections
         self.analyses = analyses
         protobufCheck = analyzer.protobuf
-        var perDirection = analyzer.folded
-        for a in analyses where !a.directions.isEmpty {
-            for d in Direction.allCases { perDirection[d.rawValue].merge(a.directions[d.rawValue]) }
-        }
-        // Totals' quantiles come from the fine histograms kept across all connections.
-        for d in Direction.allCases {
-            perDirection[d.rawValue].sizes = analyzer.log.sizes[d.rawValue]
-            perDirection[d.rawValue].assemblyLatencyMicroseconds = analyzer.log.latencies[d.rawValue]
-        }
-        var all = perDirection[0]
-        all.merge(perDirection[1])
-        totals = Totals(
-            connections: analyses.count + analyzer.foldedConnections,
-            dissectedConnections: analyses.filter { $0.spec != nil }.count + analyzer.foldedConnections,
-            foldedConnections: analyzer.foldedConnections,
-            clientToServer: Figures(perDirection[0], protobuf: protobufCheck), serverToClient: Figures(perDirection[1], protobuf: protobufCheck),
-            all: Figures(all, protobuf: protobufCheck))
+        totals = Self.totals(analyzer: analyzer, connections: analyses)
         let endpoints = Dictionary(uniqueKeysWithValues: analyses.map { ($0.summary.info.id, ($0.summary.info.client, $0.summary.info.server)) })
-        events = analyzer.log.events.map { Event($0, endpoints: endpoints[$0.connection]) }
-        eventsTotal = analyzer.log.total
+        events = analyzer.context.evidence.events.map { Event($0, endpoints: endpoints[$0.connection]) }
+        eventsTotal = analyzer.context.evidence.total
         warnings = Self.warnings(analyzer: analyzer, analyses: analyses, limits: flows.limits, inputs: flows.inputs)
+    }
+
+    /// Per direction and in all, over `connections` and the folded ones, as every format shows
+    /// them (the live view adds the connections still open); quantiles come from the fine
+    /// histograms kept across all connections.
+    public static func totals(analyzer: Analyzer, connections: [ConnectionAnalysis]) -> Totals {
+        var perDirection = analyzer.folded
+        for a in connections {
+            guard let directions = a.directions else { continue }
+            for d in Direction.allCases { perDirection[d].merge(directions[d]) }
+        }
+        for d in Direction.allCases {
+            perDirection[d].sizes = analyzer.context.sizes[d]
+            perDirection[d].assemblyLatencyMicroseconds = analyzer.context.latencies[d]
+        }
+        var all = perDirection.clientToServer
+        all.merge(perDirection.serverToClient)
+        let check = analyzer.protobuf
+        return Totals(
+            connections: connections.count + analyzer.foldedConnections,
+            dissectedConnections: connections.filter { $0.spec != nil }.count + analyzer.foldedConnections,
+            foldedConnections: analyzer.foldedConnections,
+            clientToServer: Figures(perDirection.clientToServer, protobuf: check),
+            serverToClient: Figures(perDirection.serverToClient, protobuf: check), all: Figures(all, protobuf: check))
     }
 
     /// Adds a live capture's figures; drops go first among the warnings, because drops turn into gaps.
@@ -252,7 +260,7 @@ extension AnalysisReport {
     ) -> [String] {
         var out: [String] = []
         for input in inputs where input.error != nil { out.append("input broken: \(input.error!)") }
-        let over = analyses.reduce(0) { $0 + $1.summary.directions.reduce(0) { $0 + $1.segmentsOverMSS } }
+        let over = analyses.reduce(0) { $0 + $1.summary[.clientToServer].segmentsOverMSS + $1.summary[.serverToClient].segmentsOverMSS }
         if over > 0 {
             out.append(
                 "\(over) segments are larger than the MSS their receiver announced: the capture was taken with segmentation "
@@ -261,8 +269,8 @@ extension AnalysisReport {
         if limits.bufferLimitGaps + limits.connectionLimitEvictions > 0 {
             out.append("memory limits were reached (\(limits.bufferLimitGaps) holes skipped early, \(limits.connectionLimitEvictions) connections finalized early): figures are degraded there")
         }
-        if analyzer.log.resyncBudgetExhausted > 0 {
-            out.append("\(analyzer.log.resyncBudgetExhausted) directions gave up resynchronising because all resync windows together reached their limit")
+        if analyzer.context.recoveryBudget.exhausted > 0 {
+            out.append("\(analyzer.context.recoveryBudget.exhausted) directions gave up resynchronising because all resync windows together reached their limit")
         }
         if analyzer.foldedConnections > 0 {
             out.append("\(analyzer.foldedConnections) connections are counted in the totals but not listed (--max-listed-connections)")
@@ -288,7 +296,7 @@ extension AnalysisReport.Connection {
         directions = Direction.allCases.map { d in
             let (from, to) = d == .clientToServer ? (info.client, info.server) : (info.server, info.client)
             let stats = a.summary[d]
-            let analysis = a.directions.isEmpty ? DirectionAnalysis() : a.directions[d.rawValue]
+            let analysis = a.directions?[d] ?? DirectionAnalysis()
             let figures = AnalysisReport.Figures(analysis, segments: stats.segments, protobuf: protobuf)
             var types: [String: Int]?
             if let spec = a.spec, spec.hasTypeField {
@@ -399,7 +407,7 @@ extension AnalysisReport.Event {
 }
 
 /// Percentage with one decimal.
-func percent(_ part: Int, of whole: Int) -> Double {
+public func percent(_ part: Int, of whole: Int) -> Double {
     whole == 0 ? 0 : (Double(part) * 1000 / Double(whole)).rounded() / 10
 }
 
@@ -407,4 +415,13 @@ func percent(_ part: Int, of whole: Int) -> Double {
 func hex(_ bytes: [UInt8]) -> String {
     let digits = Array("0123456789abcdef")
     return bytes.map { String([digits[Int($0 >> 4)], digits[Int($0 & 15)]]) }.joined(separator: " ")
+}
+
+extension ConnectionAnalysis {
+    /// Both directions together.
+    public var combined: AnalysisReport.Figures {
+        var all = directions?.clientToServer ?? DirectionAnalysis()
+        if let directions { all.merge(directions.serverToClient) }
+        return AnalysisReport.Figures(all)
+    }
 }

@@ -2,7 +2,7 @@ import FramescopeCore
 
 /// Collects connection summaries with the first gaps and conflicts of each direction.
 /// Per-packet data events are ignored: `flows` needs only counts.
-public struct FlowsCollector: StreamSink {
+public struct FlowsCollector: StatelessStreamSink {
     /// Gaps and conflicts listed per direction (all are counted).
     public static let listLimit = 32
 

@@ -5,17 +5,21 @@ import Glibc
 /// Streams pretty-printed JSON to a file descriptor through a 64 KiB buffer, in the layout
 /// `JSONEncoder` uses (`"key" : value`, two-space indents). For reports too large to build as a
 /// tree first. Keys must come in sorted order: the writer checks that in debug builds, so the
-/// output stays deterministic and diffable.
+/// output stays deterministic and diffable. `lines` writes one compact value per line (NDJSON).
 public struct JSONWriter {
+    public enum Layout: Sendable { case pretty, lines }
+
     private var buffer: [UInt8] = []
     private let fd: Int32
+    private let layout: Layout
     private var depth = 0
     /// Per open container: whether it has a member yet, and the last key written (objects).
     private var stack: [(hasMember: Bool, lastKey: String?)] = []
     public private(set) var failed = false
 
-    public init(fd: Int32) {
+    public init(fd: Int32, layout: Layout = .pretty) {
         self.fd = fd
+        self.layout = layout
         buffer.reserveCapacity(1 << 16)
     }
 
@@ -41,7 +45,7 @@ public struct JSONWriter {
         checkOrder(key)
         member()
         string(key)
-        append(" : " as StaticString)
+        append(layout == .pretty ? " : " as StaticString : ":")
     }
 
     /// A literal key: plain ASCII, so it is copied without an escape scan.
@@ -50,7 +54,7 @@ public struct JSONWriter {
         member()
         buffer.append(0x22)
         key.withUTF8Buffer { buffer.append(contentsOf: $0) }
-        append("\" : " as StaticString)
+        append(layout == .pretty ? "\" : " as StaticString : "\":")
     }
 
     private mutating func checkOrder(_ key: @autoclosure () -> String) {
@@ -182,6 +186,11 @@ public struct JSONWriter {
         flush()
     }
 
+    /// Ends a line of `lines` layout (the buffer is written when full or at `flush`).
+    public mutating func endLine() {
+        append("\n" as StaticString)
+    }
+
     // MARK: Layout
 
     private mutating func open(_ bracket: String) {
@@ -193,7 +202,13 @@ public struct JSONWriter {
     private mutating func close(_ bracket: String) {
         let hadMember = stack.removeLast().hasMember
         depth -= 1
-        if hadMember { newline() } else { append("\n"); newline() }
+        if layout == .lines {
+        } else if hadMember {
+            newline()
+        } else {
+            append("\n")
+            newline()
+        }
         append(bracket)
     }
 
@@ -206,6 +221,7 @@ public struct JSONWriter {
     private static let spaces = [UInt8](repeating: 0x20, count: 256)
 
     private mutating func newline() {
+        guard layout == .pretty else { return }
         buffer.append(0x0A)
         var indent = depth * 2
         while indent > 0 {
@@ -226,7 +242,7 @@ public struct JSONWriter {
         if buffer.count >= 1 << 16 { flush() }
     }
 
-    private mutating func flush() {
+    public mutating func flush() {
         var offset = 0
         buffer.withUnsafeBytes { raw in
             while offset < raw.count {

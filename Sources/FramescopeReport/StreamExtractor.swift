@@ -7,7 +7,7 @@ import Glibc
 /// Writes each direction's reassembled bytes to `DIR/<id>-<from>-<to>.bin` (tcpflow-style
 /// `ip.port` names) and builds `index.json` with byte counts and gap maps. Gaps are never
 /// filled: the file holds the captured bytes in order, the gap map says where holes were.
-public struct StreamExtractor: StreamSink {
+public struct StreamExtractor: StatelessStreamSink {
     public struct IndexEntry: Codable, Sendable {
         public var connection: Int
         public var direction: String

@@ -122,7 +122,7 @@ import Testing
 }
 
 /// Keeps summaries only.
-struct FlowsRecorder: StreamSink {
+struct FlowsRecorder: StatelessStreamSink {
     var closed: [ConnectionSummary] = []
     mutating func connectionClosed(_ summary: ConnectionSummary) { closed.append(summary) }
 }

@@ -80,7 +80,7 @@ import Testing
         for c in result.connections {
             for d in FramescopeCore.Direction.allCases {
                 let (from, to) = d == .clientToServer ? (c.summary.info.client, c.summary.info.server) : (c.summary.info.server, c.summary.info.client)
-                byEndpoints["\(from)>\(to)"] = c.directions[d.rawValue]
+                byEndpoints["\(from)>\(to)"] = c.directions?[d]
                 ids["\(from)>\(to)"] = (c.summary.info.id, d)
             }
         }
@@ -94,7 +94,7 @@ import Testing
                 checked += 1
                 if let stop = walk.stopped {
                     let (id, d) = ids[key]!
-                    let firstMalformed = result.log.events.first { $0.connection == id && $0.direction == d && $0.kind == .malformed }
+                    let firstMalformed = result.context.evidence.events.first { $0.connection == id && $0.direction == d && $0.kind == .malformed }
                     #expect(firstMalformed?.offset == stop.offset, "\(place): walk stopped at \(stop.offset) (\(stop.reason))")
                     #expect(starts.count(id, d, before: stop.offset) == walk.pdus, "\(place): messages before the stop")
                     continue

@@ -64,7 +64,7 @@ import Testing
         for c in table.sink.second.connections {
             for d in FramescopeCore.Direction.allCases {
                 let (from, to) = d == .clientToServer ? (c.summary.info.client, c.summary.info.server) : (c.summary.info.server, c.summary.info.client)
-                figures["\(from)>\(to)"] = (c.directions[d.rawValue], c.summary[d])
+                figures["\(from)>\(to)"] = (c.directions?[d] ?? DirectionAnalysis(), c.summary[d])
             }
         }
         return (figures, table.sink.first.streams.mapValues { ($0.bytes, $0.sha256) })

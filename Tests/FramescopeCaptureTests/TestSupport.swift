@@ -15,7 +15,7 @@ let corpusDirectory: URL? = {
 }()
 
 /// Hashes every direction's reassembled bytes and records its gaps, keyed by "from>to".
-struct HashingSink: StreamSink {
+struct HashingSink: StatelessStreamSink {
     struct Stream {
         var hasher = SHA256()
         var bytes: Int64 = 0

@@ -25,7 +25,7 @@ import Testing
         }
         table.finish()
         let connection = table.sink.connections[0]
-        return (connection.directions[0], table.sink.log.events)
+        return (connection.directions?.clientToServer ?? DirectionAnalysis(), table.sink.context.evidence.events)
     }
 
     func message(_ n: Int) -> [UInt8] { varintBytes(n) + pattern(n, n) }

@@ -14,19 +14,19 @@ import Testing
 
     func run(_ spec: DissectorSpec, _ check: ProtobufCheck, chunks: [[UInt8]]) -> Outcome {
         var analyzer = DirectionAnalyzer(dissector: spec.makeDissector(isClient: true), connection: ConnectionID(0), direction: .clientToServer, protobuf: check)
-        var log = AnalysisLog()
+        var context = AnalysisContext()
         var offset: Int64 = 0
         for (n, chunk) in chunks.enumerated() where !chunk.isEmpty {
             chunk.withUnsafeBytes { bytes in
                 analyzer.feed(
                     StreamChunk(connection: ConnectionID(0), direction: .clientToServer, offset: offset, capturedOffset: offset, bytes: bytes,
-                                frame: UInt64(n + 1), timestamp: .zero), log: &log)
+                                frame: UInt64(n + 1), timestamp: .zero), context: &context)
             }
             offset += Int64(chunk.count)
         }
-        analyzer.finish(log: &log)
+        analyzer.finish(context: &context)
         let a = analyzer.analysis
-        let sites = log.events.filter { $0.kind == .invalidProtobuf }.map { e in
+        let sites = context.evidence.events.filter { $0.kind == .invalidProtobuf }.map { e in
             "\(e.offset)+\(e.length) \(e.protobufFailure!.reason)@\(e.protobufFailure!.offset) \(e.bytes)"
         }
         return Outcome(checked: a.protobufChecked, invalid: a.protobufInvalidByReason, counts: a.protobufCounts, sites: sites)

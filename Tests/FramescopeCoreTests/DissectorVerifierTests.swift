@@ -14,19 +14,19 @@ enum DissectorVerifier {
     /// Runs `chunks` through a fresh analyzer and returns the frames it found.
     static func frames(_ spec: DissectorSpec, isClient: Bool = true, chunks: [[UInt8]]) -> (frames: [Frame], analysis: DirectionAnalysis) {
         var analyzer = DirectionAnalyzer(dissector: spec.makeDissector(isClient: isClient), connection: ConnectionID(0), direction: isClient ? .clientToServer : .serverToClient)
-        var log = AnalysisLog()
-        log.recordMessages = true
+        var context = AnalysisContext()
+        context.recordMessages = true
         var offset: Int64 = 0
         for (n, chunk) in chunks.enumerated() where !chunk.isEmpty {
             chunk.withUnsafeBytes { bytes in
                 analyzer.feed(
                     StreamChunk(connection: ConnectionID(0), direction: .clientToServer, offset: offset, capturedOffset: offset, bytes: bytes, frame: UInt64(n + 1), timestamp: .zero),
-                    log: &log)
+                    context: &context)
             }
             offset += Int64(chunk.count)
         }
-        analyzer.finish(log: &log)
-        return (log.messages.map { Frame(offset: $0.offset, length: $0.length, type: $0.type) }, analyzer.analysis)
+        analyzer.finish(context: &context)
+        return (context.messages.map { Frame(offset: $0.offset, length: $0.length, type: $0.type) }, analyzer.analysis)
     }
 
     /// `messages` are whole frames; `types` their expected type values (or nil).

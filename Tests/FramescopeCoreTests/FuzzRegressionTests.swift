@@ -11,19 +11,19 @@ import Testing
 
     func replay(spec: DissectorSpec, isClient: Bool, stream: [UInt8], cuts: [Int]) -> (frames: [Int64], analysis: DirectionAnalysis) {
         var analyzer = DirectionAnalyzer(dissector: spec.makeDissector(isClient: isClient), connection: ConnectionID(0), direction: .clientToServer)
-        var log = AnalysisLog()
-        log.recordMessages = true
+        var context = AnalysisContext()
+        context.recordMessages = true
         var offset = 0
         for (n, cut) in (cuts + [stream.count]).enumerated() where cut > offset {
             stream[offset..<cut].withUnsafeBytes { part in
                 analyzer.feed(
                     StreamChunk(connection: ConnectionID(0), direction: .clientToServer, offset: Int64(offset), capturedOffset: Int64(offset),
-                                bytes: part, frame: UInt64(n + 1), timestamp: .zero), log: &log)
+                                bytes: part, frame: UInt64(n + 1), timestamp: .zero), context: &context)
             }
             offset = cut
         }
-        analyzer.finish(log: &log)
-        return (log.messages.map(\.length), analyzer.analysis)
+        analyzer.finish(context: &context)
+        return (context.messages.map(\.length), analyzer.analysis)
     }
 
     @Test func postgresStartupShorterThanItsHeaderIsMalformedInAnyChunking() throws {

@@ -1,7 +1,7 @@
 @testable import FramescopeCore
 
 /// A sink that keeps everything, for assertions.
-struct RecordingSink: StreamSink {
+struct RecordingSink: StatelessStreamSink {
     var opened: [ConnectionInfo] = []
     var bytes: [ConnectionID: [[UInt8]]] = [:]
     var frames: [ConnectionID: [[UInt64]]] = [:]

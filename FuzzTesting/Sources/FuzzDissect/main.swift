@@ -40,31 +40,31 @@ func run(_ spec: DissectorSpec, isClient: Bool, stream: UnsafeRawBufferPointer, 
     let check = spec.hasBody ? ProtobufCheck(schema: typed ? schema : nil, scope: .lengthFramed) : nil
     var analyzer = DirectionAnalyzer(
         dissector: spec.makeDissector(isClient: isClient), connection: ConnectionID(0), direction: .clientToServer, protobuf: check)
-    var log = AnalysisLog()
-    log.recordMessages = true
+    var context = AnalysisContext()
+    context.recordMessages = true
     var offset = 0
     var frame: UInt64 = 0
     var sequence: Int64 = 0
     for cut in cuts + [stream.count] where cut > offset {
         frame += 1
         if let gapAt, gapAt == Int(frame) {
-            analyzer.gap(at: sequence, length: 7, log: &log)
+            analyzer.gap(at: sequence, length: 7, context: &context)
             sequence += 7
         }
         let part = UnsafeRawBufferPointer(rebasing: stream[offset..<cut])
         analyzer.feed(
             StreamChunk(connection: ConnectionID(0), direction: .clientToServer, offset: sequence, capturedOffset: Int64(offset),
-                        bytes: part, frame: frame, timestamp: Timestamp(nanoseconds: Int64(frame))), log: &log)
+                        bytes: part, frame: frame, timestamp: Timestamp(nanoseconds: Int64(frame))), context: &context)
         sequence += Int64(part.count)
         offset = cut
     }
-    analyzer.finish(log: &log)
+    analyzer.finish(context: &context)
     var result = Result()
-    result.frames = log.messages.map { [$0.offset, $0.length, Int64(bitPattern: $0.type ?? UInt64.max)] }
+    result.frames = context.messages.map { [$0.offset, $0.length, Int64(bitPattern: $0.type ?? UInt64.max)] }
     result.analysis = analyzer.analysis
     // Body verdicts with where they fail (other events' offsets may depend on where a delimiter
     // scan stopped, which depends on the chunking).
-    result.kinds = log.events.filter { $0.kind == .invalidProtobuf }.map { "\($0.offset) \($0.protobufFailure.map { "\($0.reason)@\($0.offset)" } ?? "")" }
+    result.kinds = context.evidence.events.filter { $0.kind == .invalidProtobuf }.map { "\($0.offset) \($0.protobufFailure.map { "\($0.reason)@\($0.offset)" } ?? "")" }
     return result
 }
 

@@ -4,7 +4,7 @@
 import FramescopeCore
 import FuzzDriver
 
-struct CheckingSink: StreamSink {
+struct CheckingSink: StatelessStreamSink {
     var captured: [Int: Int64] = [:]
     var sequence: [Int: Int64] = [:]
 

@@ -18,114 +18,108 @@ public struct ConnectionAnalysis: Sendable {
     public var summary: ConnectionSummary
     /// nil when no dissector applied to this connection.
     public var spec: DissectorSpec?
-    /// Indexed by `Direction.rawValue`.
-    public var directions: [DirectionAnalysis]
+    /// nil when no dissector applied to this connection.
+    public var directions: PerDirection<DirectionAnalysis>?
 }
 
-/// The stream sink behind `analyze`: runs a dissector over both directions of every connection.
+/// How one SPEC frames its connections, made once and shared by all of them.
+final class FramingPlan: Sendable {
+    let spec: DissectorSpec
+    let dissectors: PerDirection<AnyDissector>
+    /// The body check, when it applies to this SPEC.
+    let protobuf: ProtobufCheck?
+
+    init(spec: DissectorSpec, protobuf: ProtobufCheck?) {
+        self.spec = spec
+        dissectors = PerDirection { spec.makeDissector(isClient: $0 == .clientToServer) }
+        self.protobuf = protobuf.flatMap { $0.applies(to: spec) ? $0 : nil }
+    }
+}
+
+/// The stream sink behind `analyze` and `watch`: frames both directions of every connection
+/// that has a dissector. Its per-connection state lives in the flow table's connection record.
 public struct Analyzer: StreamSink {
+    /// A dissected connection's framing state (nil for connections without a dissector).
+    public struct Framing {
+        let plan: FramingPlan
+        var directions: PerDirection<DirectionAnalyzer>
+
+        public var spec: DissectorSpec { plan.spec }
+    }
+
+    public typealias ConnectionState = Framing?
+
     public let choice: DissectorChoice
     /// How message bodies are checked as protobuf, on the connections it applies to.
     public let protobuf: ProtobufCheck?
-    public private(set) var log = AnalysisLog()
+    public private(set) var context: AnalysisContext
     public private(set) var connections: [ConnectionAnalysis] = []
     /// Called with every message in stream order, when set (`--messages`).
     public var onMessage: ((MessageRecord) -> Void)? {
-        didSet { log.recordMessages = onMessage != nil }
+        didSet { context.recordMessages = onMessage != nil }
     }
     /// Finished connections kept for the report; older ones are folded into `folded` (long
     /// live captures keep bounded memory).
     public var maxRetainedConnections = Int.max
     /// Totals of the finished connections no longer listed, per direction, and their number.
-    public private(set) var folded = [DirectionAnalysis(), DirectionAnalysis()]
+    public private(set) var folded = PerDirection { _ in DirectionAnalysis() }
     public private(set) var foldedConnections = 0
 
-    private struct Live {
-        var info: ConnectionInfo
-        var spec: DissectorSpec
-        var analyzers: [DirectionAnalyzer]
-    }
+    private let defaultPlan: FramingPlan?
+    private let portPlans: [UInt16: FramingPlan]
 
-    /// A connection still open, as the live view shows it.
-    public struct OpenConnection: Sendable {
-        public var info: ConnectionInfo
-        public var spec: DissectorSpec
-        public var directions: [DirectionAnalysis]
-    }
-
-    /// The dissected connections still open, with their figures so far.
-    public var openConnections: [OpenConnection] {
-        slots.filter { !$0.analyzers.isEmpty }.map { OpenConnection(info: $0.info, spec: $0.spec, directions: $0.analyzers.map(\.analysis)) }
-    }
-
-    @inline(__always)
-    private func slot(of id: ConnectionID) -> Int? {
-        guard id.rawValue < slotOf.count else { return nil }
-        let slot = Int(slotOf[id.rawValue])
-        return slot >= 0 ? slot : nil
-    }
-
-    /// Open connections' state in slots, found by connection ID through `slotOf` (IDs are
-    /// dense): no hashing per chunk, and the state is mutated in place.
-    private var slots: [Live] = []
-    private var freeSlots: [Int] = []
-    private var slotOf: [Int32] = []
-
-    public init(choice: DissectorChoice, protobuf: ProtobufCheck? = nil, maxResyncWindowBytes: Int = 32 << 20) {
+    public init(choice: DissectorChoice, protobuf: ProtobufCheck? = nil, maxRecoveryBytes: Int = 32 << 20) {
         self.choice = choice
         self.protobuf = protobuf
-        log.maxResyncWindowBytes = maxResyncWindowBytes
+        context = AnalysisContext(maxRecoveryBytes: maxRecoveryBytes)
+        defaultPlan = choice.byDefault.map { FramingPlan(spec: $0, protobuf: protobuf) }
+        portPlans = choice.byServerPort.mapValues { FramingPlan(spec: $0, protobuf: protobuf) }
     }
 
-    public mutating func connectionOpened(_ connection: ConnectionInfo) {
-        let id = connection.id.rawValue
-        if id >= slotOf.count { slotOf += [Int32](repeating: -1, count: max(1024, id + 1 - slotOf.count)) }
-        guard let spec = choice.spec(for: connection) else { return }
-        let check = protobuf.flatMap { $0.applies(to: spec) ? $0 : nil }
-        let state = Live(
-            info: connection, spec: spec,
-            analyzers: Direction.allCases.map {
-                DirectionAnalyzer(
-                    dissector: spec.makeDissector(isClient: $0 == .clientToServer), connection: connection.id, direction: $0, protobuf: check)
+    public mutating func connectionOpened(_ connection: ConnectionInfo) -> Framing? {
+        guard let plan = portPlans[connection.server.port] ?? defaultPlan else { return nil }
+        return Framing(
+            plan: plan,
+            directions: PerDirection {
+                DirectionAnalyzer(dissector: plan.dissectors[$0], connection: connection.id, direction: $0, protobuf: plan.protobuf)
             })
-        slotOf[id] = Int32(slots.place(state, reusing: &freeSlots))
     }
 
-    public mutating func data(_ chunk: StreamChunk) {
-        guard let slot = slot(of: chunk.connection) else { return }
-        slots[slot].analyzers[chunk.direction.rawValue].feed(chunk, log: &log)
+    public mutating func data(_ chunk: StreamChunk, state: inout Framing?) {
+        state?.directions[chunk.direction].feed(chunk, context: &context)
         if onMessage != nil { deliverMessages() }
     }
 
-    public mutating func gap(_ gap: StreamGap) {
-        guard let slot = slot(of: gap.connection) else { return }
-        slots[slot].analyzers[gap.direction.rawValue].gap(at: gap.offset, length: gap.length, log: &log)
+    public mutating func gap(_ gap: StreamGap, state: inout Framing?) {
+        state?.directions[gap.direction].gap(at: gap.offset, length: gap.length, context: &context)
         if onMessage != nil { deliverMessages() }
     }
 
-    public mutating func connectionClosed(_ summary: ConnectionSummary) {
-        let taken = slot(of: summary.info.id).map { slot -> Live in
-            let state = slots[slot]
-            slots[slot].analyzers = []  // vacant
-            freeSlots.append(slot)
-            slotOf[summary.info.id.rawValue] = -1
-            return state
-        }
-        guard var state = taken else {
-            connections.append(ConnectionAnalysis(summary: summary, spec: nil, directions: []))
+    public mutating func connectionClosed(_ summary: ConnectionSummary, state: consuming Framing?) {
+        guard var framing = state else {
+            connections.append(ConnectionAnalysis(summary: summary, spec: nil, directions: nil))
             foldOldConnections()
             return
         }
-        var directions: [DirectionAnalysis] = []
-        for direction in Direction.allCases {
-            state.analyzers[direction.rawValue].finish(log: &log)
-            var analysis = state.analyzers[direction.rawValue].analysis
+        for direction in Direction.allCases { framing.directions[direction].finish(context: &context) }
+        connections.append(Self.analysis(summary, framing))
+        foldOldConnections()
+    }
+
+    /// A connection still open, with its figures so far (the live view).
+    public func analysis(ofOpen summary: ConnectionSummary, _ state: Framing?) -> ConnectionAnalysis {
+        guard let state else { return ConnectionAnalysis(summary: summary, spec: nil, directions: nil) }
+        return Self.analysis(summary, state)
+    }
+
+    private static func analysis(_ summary: ConnectionSummary, _ framing: Framing) -> ConnectionAnalysis {
+        let directions = PerDirection { direction -> DirectionAnalysis in
+            var analysis = framing.directions[direction].analysis
             analysis.segments = summary[direction].segments
             analysis.segmentsOverMSS = summary[direction].segmentsOverMSS
-            directions.append(analysis)
+            return analysis
         }
-        connections.append(ConnectionAnalysis(summary: summary, spec: state.spec, directions: directions))
-        foldOldConnections()
+        return ConnectionAnalysis(summary: summary, spec: framing.spec, directions: directions)
     }
 
     /// Past `maxRetainedConnections`, the oldest quarter is folded into the totals in one go.
@@ -133,17 +127,18 @@ public struct Analyzer: StreamSink {
         let (threshold, overflow) = maxRetainedConnections.addingReportingOverflow(maxRetainedConnections / 4)
         guard !overflow, connections.count > threshold else { return }
         let count = connections.count - maxRetainedConnections
-        for old in connections.prefix(count) where !old.directions.isEmpty {
-            for d in Direction.allCases { folded[d.rawValue].merge(old.directions[d.rawValue]) }
+        for old in connections.prefix(count) {
+            guard let directions = old.directions else { continue }
+            for d in Direction.allCases { folded[d].merge(directions[d]) }
         }
         foldedConnections += count
         connections.removeFirst(count)
     }
 
     private mutating func deliverMessages() {
-        guard let onMessage, !log.messages.isEmpty else { return }
-        for message in log.messages { onMessage(message) }
-        log.messages.removeAll(keepingCapacity: true)
+        guard let onMessage, !context.messages.isEmpty else { return }
+        for message in context.messages { onMessage(message) }
+        context.messages.removeAll(keepingCapacity: true)
     }
 
     /// Connections in ID order.

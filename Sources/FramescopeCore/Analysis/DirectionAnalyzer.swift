@@ -1,72 +1,44 @@
-/// Cuts one direction's reassembled stream into messages and relates them to the segments
-/// that carried them.
-///
-/// Only frame headers are buffered (at most the dissector's `headerLength` bytes, or the
-/// delimiter's length for delimiter framing); bodies are skipped by counting, so a claimed
-/// length is never allocated. After a malformed header or a gap the analyzer resynchronises:
-/// it keeps up to `resyncWindow` bytes and looks for an offset where two consecutive frames
-/// decode (with a magic, only where the magic matches; with delimiters, right after one).
+/// Follows one direction's reassembled stream through framing: the cutter finds the frames,
+/// the ledger relates them to the segments that carried them, the recovery finds where framing
+/// starts again after a malformed header or a gap, and bodies are checked as they pass. This
+/// type only routes between them and keeps the message in progress.
 struct DirectionAnalyzer {
-    static let resyncWindow = 64 << 10
-
     private(set) var analysis = DirectionAnalysis()
-    private var dissector: AnyDissector
+    private var cutter: FrameCutter
+    private var ledger = SegmentLedger()
+    private var recovery = FramingRecovery()
+    /// The protobuf check of message bodies. Not optional, so the hot path reads
+    /// `inspection.active` without copying the struct.
+    private var inspection: BodyInspection
+    private let checksBodies: Bool
     private let connection: ConnectionID
     private let direction: Direction
 
-    private enum Mode: Equatable {
+    private enum Mode {
         case framing
-        case body(remaining: Int64)
-        case resync
+        /// Looking for where framing starts again (`recovery` holds the bytes).
+        case recovering
+        /// Gave up: the rest of the stream is undissected.
         case stopped
     }
 
     private var mode = Mode.framing
-    /// Bytes of the current frame's start, not yet decided on.
-    private var header: [UInt8] = []
-    /// Bytes of the current frame already scanned and dropped (delimiter framing).
-    private var consumed = 0
 
+    /// The frame in progress.
     private struct Message {
         var start: Int64
-        var firstFrame: UInt64
-        var firstTimestamp: Timestamp
-        var segments = 1
-        var atSegmentStart: Bool
+        var firstSegment: SegmentMark
         var type: UInt64?
         var isPreamble = false
         var damaged = false
     }
 
     private var message: Message?
-
-    private struct Segment: Equatable {
-        var start: Int64
-        var frame: UInt64
-        var timestamp: Timestamp
-        var touches = 0
-    }
-
-    private var segment: Segment?
-    /// Touch counts of earlier segments the message in progress spans: final once it
-    /// completes (each gets +1) or turns out not to be a message.
-    private var spanned: [(touches: Int, timestamp: Timestamp)] = []
     /// Stream offset one past the last byte seen.
     private var end: Int64 = 0
 
-    /// Resynchronisation: bytes from `windowStart`, and where each segment's part begins.
-    private var window: [UInt8] = []
-    private var windowStart: Int64 = 0
-    private var windowSegments: [(at: Int, segment: Segment)] = []
-    private var nextCandidate = 0
-
-    /// The protobuf check of message bodies, when one applies.
-    /// Not optional, so the hot path reads `inspection.active` without copying the struct.
-    private var inspection: BodyInspection
-    private let checksBodies: Bool
-
     init(dissector: AnyDissector, connection: ConnectionID, direction: Direction, protobuf: ProtobufCheck? = nil) {
-        self.dissector = dissector
+        cutter = FrameCutter(dissector: dissector)
         self.connection = connection
         self.direction = direction
         inspection = BodyInspection(schema: protobuf?.schema)
@@ -75,202 +47,181 @@ struct DirectionAnalyzer {
 
     // MARK: Input
 
-    mutating func feed(_ chunk: StreamChunk, log: inout AnalysisLog) {
+    mutating func feed(_ chunk: StreamChunk, context: inout AnalysisContext) {
         end = chunk.offset + Int64(chunk.bytes.count)
-        feedPart(chunk.bytes, at: chunk.offset, segment: Segment(start: chunk.offset, frame: chunk.frame, timestamp: chunk.timestamp), log: &log)
-        resynchronize(log: &log)
+        feed(chunk.bytes, at: chunk.offset, segment: SegmentMark(start: chunk.offset, frame: chunk.frame, timestamp: chunk.timestamp), context: &context)
+        recover(context: &context)
     }
 
     /// Bytes never captured: the message they fall in is damaged; framing resumes after them
-    /// if the message's end is known, else by resynchronising.
-    mutating func gap(at offset: Int64, length: Int64, log: inout AnalysisLog) {
+    /// if the message's end is known, else by recovery.
+    mutating func gap(at offset: Int64, length: Int64, context: inout AnalysisContext) {
         end = offset + length
         switch mode {
         case .stopped:
             return
-        case .body(let remaining) where remaining >= length:
-            markDamaged(length: length, log: &log)
-            if remaining == length {
-                settleSpanned(touched: false)
-                message = nil
-                mode = .framing
-            } else {
-                mode = .body(remaining: remaining - length)
+        case .recovering:
+            analysis.undissectedBytes += Int64(recovery.bytes.count)
+            recovery.abandon(budget: &context.recoveryBudget)
+        case .framing:
+            if let ended = cutter.skipBody(length) {
+                markDamaged(length: length, context: &context)
+                if ended { dropMessage() }
+                return
             }
-            return
-        case .resync:
-            analysis.undissectedBytes += Int64(window.count)
-            log.resyncWindowBytes -= window.count
-            window = []
-        case .framing, .body:
             if message != nil {
-                markDamaged(length: length, log: &log)
-                settleSpanned(touched: false)
-                message = nil
+                markDamaged(length: length, context: &context)
+                dropMessage()
             }
-            analysis.undissectedBytes += Int64(consumed)
+            analysis.undissectedBytes += Int64(cutter.consumed)
         }
-        startResync(at: offset + length, keeping: [], candidateFrom: 0, log: &log)
+        startRecovery(at: offset + length, keeping: [], candidateFrom: 0, context: &context)
     }
 
     /// End of the direction (FIN, RST, end of capture): a message still open is incomplete.
-    mutating func finish(log: inout AnalysisLog) {
+    mutating func finish(context: inout AnalysisContext) {
         switch mode {
-        case .resync:
-            analysis.undissectedBytes += Int64(window.count)
-            log.resyncWindowBytes -= window.count
-            window = []
-        case .framing, .body:
+        case .recovering:
+            analysis.undissectedBytes += Int64(recovery.bytes.count)
+            recovery.abandon(budget: &context.recoveryBudget)
+        case .framing:
             if let m = message, !m.damaged {
                 analysis.incompleteAtEnd += 1
                 analysis.incompleteBytes += end - m.start
-                log.add(
-                    AnalysisEvent(
-                        kind: .incompleteAtEnd, reason: nil, connection: connection, direction: direction, offset: m.start,
-                        frame: m.firstFrame, timestamp: m.firstTimestamp, bytes: Array(header.prefix(16)), length: end - m.start))
+                context.evidence.add(event(.incompleteAtEnd, at: m.start, in: m.firstSegment, bytes: cutter.pendingHeader(limit: 16), length: end - m.start))
             }
         case .stopped:
             break
         }
         inspection.abandon()
         message = nil
-        finishSegment()
+        ledger.finish(figures: &analysis)
     }
 
     // MARK: Framing
 
-    private mutating func feedPart(_ bytes: UnsafeRawBufferPointer, at offset: Int64, segment part: Segment, log: inout AnalysisLog) {
-        if mode == .resync {
-            appendToWindow(bytes, segment: part, log: &log)
+    private mutating func feed(_ bytes: UnsafeRawBufferPointer, at offset: Int64, segment: SegmentMark, context: inout AnalysisContext) {
+        if mode == .recovering {
+            keepForRecovery(bytes, segment: segment, context: &context)
         } else {
-            enterSegment(part)
-            process(bytes, at: offset, log: &log)
+            ledger.enter(segment, figures: &analysis)
+            process(bytes, at: offset, context: &context)
         }
     }
 
-    private mutating func process(_ bytes: UnsafeRawBufferPointer, at base: Int64, log: inout AnalysisLog) {
+    private mutating func process(_ bytes: UnsafeRawBufferPointer, at base: Int64, context: inout AnalysisContext) {
         var i = 0
         while i < bytes.count {
             switch mode {
             case .stopped:
                 analysis.undissectedBytes += Int64(bytes.count - i)
                 return
-            case .resync:
-                appendToWindow(bytes.dropFirst(i), segment: segment!, log: &log)
+            case .recovering:
+                keepForRecovery(bytes.dropFirst(i), segment: ledger.segment, context: &context)
                 return
-            case .body(let remaining):
-                let n = Int(min(remaining, Int64(bytes.count - i)))
-                if inspection.active { inspection.feed(bytes.slice(from: i, count: n), at: base + Int64(i), frame: segment!.frame) }
-                i += n
-                if Int64(n) == remaining {
-                    mode = .framing
-                    completeFrame(endingAt: base + Int64(i), log: &log)
-                } else {
-                    mode = .body(remaining: remaining - Int64(n))
-                }
             case .framing:
-                if message == nil { beginFrame(at: base + Int64(i)) }
-                let available = bytes.count - i
-                if header.isEmpty {
-                    let step = dissector.decode(bytes.dropFirst(i), consumed: consumed)
-                    i = apply(step, prior: 0, taken: available, bytes: bytes, at: i, base: base, log: &log)
-                } else {
-                    let prior = header.count
-                    let room = dissector.headerLength == .max ? available : max(0, dissector.headerLength - prior)
-                    let taken = min(available, room)
-                    header.append(contentsOf: bytes[i..<(i + taken)])
-                    let step = header.withUnsafeBytes { dissector.decode($0, consumed: consumed) }
-                    i = apply(step, prior: prior, taken: taken, bytes: bytes, at: i, base: base, log: &log)
+                let (step, next) = cutter.next(bytes, from: i)
+                switch step {
+                case .begins:
+                    message = Message(start: base + Int64(i), firstSegment: ledger.segment)
+                    ledger.beginMessage(at: base + Int64(i))
+                case .buffered:
+                    break
+                case .decided(let decision):
+                    decided(decision, chunk: bytes.dropFirst(i))
+                case .content(let count, let ends):
+                    if inspection.active { inspection.feed(bytes.slice(from: i, count: count), at: base + Int64(i), frame: ledger.segment.frame) }
+                    if ends { completeMessage(endingAt: base + Int64(next), context: &context) }
+                case .malformed(let malformed):
+                    self.malformed(malformed, rest: bytes.dropFirst(i), context: &context)
+                    return
                 }
+                i = next
             }
         }
     }
 
-    /// Acts on a decode step; returns the new position in `bytes`. The decoded input was
-    /// `prior` buffered bytes followed by `taken` bytes of `bytes` from `i`.
-    private mutating func apply(
-        _ step: DecodeStep, prior: Int, taken: Int, bytes: UnsafeRawBufferPointer, at i: Int, base: Int64, log: inout AnalysisLog
-    ) -> Int {
-        switch step {
-        case .frame(let length, let type, let body):
-            message?.type = type
-            if checksBodies && !message!.isPreamble {
-                // A frame wholly in this chunk is checked at once; else as its bytes pass.
-                if prior == 0 && consumed == 0 && length <= bytes.count - i {
-                    inspection.checkWhole(bytes.slice(from: i + body, count: length - body), start: message!.start + Int64(body), frame: segment!.frame)
-                } else {
-                    beginBody(at: body, length: length, prior: prior)
-                }
-            }
-            return frameDecided(length: length, prior: prior, bytes: bytes, at: i, base: base, log: &log)
-        case .preamble(let length):
-            message?.isPreamble = true
-            return frameDecided(length: length, prior: prior, bytes: bytes, at: i, base: base, log: &log)
-        case .needMoreData(let scanned):
-            consumed += scanned
-            if prior == 0 && header.isEmpty {
-                header.append(contentsOf: bytes[(i + scanned)...])
-            } else {
-                header.removeFirst(min(scanned, header.count))
-            }
-            precondition(taken > 0 || bytes.count == i, "dissector needs more than its headerLength")
-            return i + taken
-        case .malformed(let reason):
-            let frameStart = message!.start
-            var evidence = Array(header.prefix(prior))
-            evidence += bytes[i..<min(bytes.count, i + 16)]
-            analysis.malformed += 1
-            analysis.malformedByReason[reason, default: 0] += 1
-            analysis.timeline.add(.malformed, at: message!.firstTimestamp)
-            log.add(
-                AnalysisEvent(
-                    kind: .malformed, reason: reason, connection: connection, direction: direction, offset: frameStart + Int64(consumed),
-                    frame: message!.firstFrame, timestamp: message!.firstTimestamp, bytes: Array(evidence.prefix(16)), length: 0))
-            settleSpanned(touched: false)
-            message = nil
-            analysis.undissectedBytes += Int64(consumed)
-            let kept = Array(header.prefix(prior))
-            startResync(at: frameStart + Int64(consumed), keeping: kept, candidateFrom: 1, log: &log)
-            appendToWindow(bytes.dropFirst(i), segment: segment!, log: &log)
-            return bytes.count
+    /// The header decided the frame; `chunk` holds this chunk's bytes from where it was read.
+    private mutating func decided(_ d: FrameCutter.Decision, chunk: UnsafeRawBufferPointer) {
+        guard var m = message else { return }
+        m.type = d.type
+        m.isPreamble = d.isPreamble
+        message = m
+        guard checksBodies && !d.isPreamble else { return }
+        if d.buffered == 0 && d.scanned == 0 && d.length <= chunk.count {
+            // A frame wholly in this chunk is checked at once; else as its bytes pass.
+            inspection.checkWhole(chunk.slice(from: d.body, count: d.length - d.body), start: m.start + Int64(d.body), frame: ledger.segment.frame)
+            return
+        }
+        inspection.begin(start: m.start + Int64(d.body), end: m.start + Int64(d.length))
+        if d.buffered > 0 {
+            cutter.withBufferedHeader { inspection.feed($0, at: m.start + Int64(d.scanned), frame: m.firstSegment.frame) }
         }
     }
 
-    private mutating func frameDecided(
-        length: Int, prior: Int, bytes: UnsafeRawBufferPointer, at i: Int, base: Int64, log: inout AnalysisLog
-    ) -> Int {
-        let inChunk = Int64(length - consumed - prior)
-        precondition(inChunk >= 0, "a frame shorter than the bytes it was decided on")
-        if !header.isEmpty { header.removeAll(keepingCapacity: true) }
-        consumed = 0
-        let available = Int64(bytes.count - i)
-        if inspection.active {
-            inspection.feed(bytes.slice(from: i, count: Int(min(inChunk, available))), at: base + Int64(i), frame: segment!.frame)
-        }
-        if inChunk <= available {
-            let next = i + Int(inChunk)
-            completeFrame(endingAt: base + Int64(next), log: &log)
-            return next
-        }
-        mode = .body(remaining: inChunk - available)
-        return bytes.count
+    private mutating func malformed(_ malformed: FrameCutter.Malformed, rest: UnsafeRawBufferPointer, context: inout AnalysisContext) {
+        let m = message ?? Message(start: end, firstSegment: ledger.segment)
+        let at = m.start + Int64(malformed.scanned)
+        let evidence = Array((malformed.kept + rest.prefix(16)).prefix(16))
+        analysis.malformed += 1
+        analysis.malformedByReason[malformed.reason, default: 0] += 1
+        analysis.timeline.add(.malformed, at: m.firstSegment.timestamp)
+        context.evidence.add(event(.malformed, reason: malformed.reason, at: at, in: m.firstSegment, bytes: evidence))
+        dropMessage()
+        analysis.undissectedBytes += Int64(malformed.scanned)
+        startRecovery(at: at, keeping: malformed.kept, candidateFrom: 1, context: &context)
+        keepForRecovery(rest, segment: ledger.segment, context: &context)
     }
 
-    // MARK: Bodies
+    // MARK: Messages
 
-    /// Starts the protobuf check of the frame just decided, with the `prior` header bytes
-    /// buffered before this chunk (the chunk's own bytes follow in `frameDecided`).
-    private mutating func beginBody(at body: Int, length: Int, prior: Int) {
+    private mutating func completeMessage(endingAt end: Int64, context: inout AnalysisContext) {
         guard let m = message else { return }
-        inspection.begin(start: m.start + Int64(body), end: m.start + Int64(length))
-        if prior > 0 {
-            header.withUnsafeBytes { inspection.feed($0.slice(from: 0, count: prior), at: m.start + Int64(consumed), frame: m.firstFrame) }
+        message = nil
+        if !m.damaged { finishBody(context: &context) }
+        guard !m.isPreamble && !m.damaged else {
+            ledger.dropMessage(figures: &analysis)
+            if m.isPreamble { analysis.preambleBytes += end - m.start }
+            return
+        }
+        let segments = ledger.messageSegments
+        ledger.countMessage(figures: &analysis)
+        let length = end - m.start, last = ledger.segment
+        analysis.messages += 1
+        analysis.messageBytes += length
+        analysis.sizes.add(length)
+        context.sizes[direction].add(length)
+        if let type = m.type { analysis.countType(type) }
+        let latency = (last.timestamp.nanoseconds - m.firstSegment.timestamp.nanoseconds) / 1000
+        analysis.assemblyLatencyMicroseconds.add(latency)
+        context.latencies[direction].add(latency)
+        if context.recordMessages {
+            context.messages.append(
+                MessageRecord(
+                    connection: connection, direction: direction, offset: m.start, length: length, type: m.type,
+                    firstFrame: m.firstSegment.frame, lastFrame: last.frame, segments: segments,
+                    firstTimestamp: m.firstSegment.timestamp, lastTimestamp: last.timestamp, damagedByGap: false))
         }
     }
 
-    private mutating func finishBody(log: inout AnalysisLog) {
+    /// The frame in progress is no message after all (malformed, damaged, or the end).
+    private mutating func dropMessage() {
+        ledger.dropMessage(figures: &analysis)
+        message = nil
+    }
+
+    private mutating func markDamaged(length: Int64, context: inout AnalysisContext) {
+        inspection.abandon()
+        guard var m = message, !m.damaged, !m.isPreamble else { return }
+        m.damaged = true
+        message = m
+        analysis.damagedByGaps += 1
+        context.evidence.add(event(.damagedByGap, at: m.start, in: m.firstSegment, bytes: [], length: length))
+    }
+
+    private mutating func finishBody(context: inout AnalysisContext) {
         guard inspection.isPending else { return }
-        let (failure, counted) = inspection.finish(frame: segment!.frame)
+        let (failure, counted) = inspection.finish(frame: ledger.segment.frame)
         analysis.protobufChecked += 1
         guard let failure else {
             analysis.countedValues.add(counted)
@@ -278,243 +229,72 @@ struct DirectionAnalyzer {
         }
         analysis.protobufInvalid += 1
         analysis.protobufInvalidByReason[failure.reason, default: 0] += 1
-        log.add(
-            AnalysisEvent(
-                kind: .invalidProtobuf, reason: nil,
-                protobufFailure: ProtobufFailureSite(reason: failure.reason, offset: inspection.bodyStart + failure.at, frame: inspection.failureFrame),
-                connection: connection, direction: direction, offset: inspection.bodyStart,
-                frame: inspection.prefix.isEmpty ? segment!.frame : inspection.startFrame, timestamp: segment!.timestamp,
-                bytes: inspection.prefix.bytes, length: inspection.bodyLength))
+        var e = event(
+            .invalidProtobuf, at: inspection.bodyStart,
+            in: SegmentMark(start: 0, frame: inspection.prefix.isEmpty ? ledger.segment.frame : inspection.startFrame, timestamp: ledger.segment.timestamp),
+            bytes: inspection.prefix.bytes, length: inspection.bodyLength)
+        e.protobufFailure = ProtobufFailureSite(reason: failure.reason, offset: inspection.bodyStart + failure.at, frame: inspection.failureFrame)
+        context.evidence.add(e)
     }
 
-    // MARK: Messages and segments
+    // MARK: Recovery
 
-    private mutating func beginFrame(at offset: Int64) {
-        let s = segment!
-        message = Message(start: offset, firstFrame: s.frame, firstTimestamp: s.timestamp, atSegmentStart: offset == s.start)
+    private mutating func startRecovery(at offset: Int64, keeping kept: [UInt8], candidateFrom: Int, context: inout AnalysisContext) {
+        mode = .recovering
+        cutter.reset()
+        let segment = ledger.segment == .none ? SegmentMark(start: offset, frame: 0, timestamp: .zero) : ledger.segment
+        recovery.begin(at: offset, keeping: kept, segment: segment, candidateFrom: candidateFrom, budget: &context.recoveryBudget)
     }
 
-    /// Settles the segments the frame in progress spans: touched if it was a message.
-    private mutating func settleSpanned(touched: Bool) {
-        if touched { segment!.touches += 1 }
-        for s in spanned { recordSegment(touches: s.touches + (touched ? 1 : 0), at: s.timestamp) }
-        spanned.removeAll(keepingCapacity: true)
-    }
-
-    private mutating func completeFrame(endingAt end: Int64, log: inout AnalysisLog) {
-        guard let m = message else { return }
-        message = nil
-        if !m.damaged { finishBody(log: &log) }
-        guard !m.isPreamble && !m.damaged else {
-            settleSpanned(touched: false)
-            if m.isPreamble { analysis.preambleBytes += end - m.start }
-            return
-        }
-        settleSpanned(touched: true)
-        let length = end - m.start
-        analysis.messages += 1
-        analysis.messageBytes += length
-        analysis.sizes.add(length)
-        log.sizes[direction.rawValue].add(length)
-        if let type = m.type { analysis.countType(type) }
-        analysis.segmentsPerMessage.add(m.segments)
-        if m.segments >= 2 {
-            analysis.partialMessages += 1
-            analysis.timeline.add(.partial, at: segment!.timestamp)
-        }
-        if !(m.atSegmentStart && m.segments == 1) { analysis.naiveReaderLoss += 1 }
-        let latency = (segment!.timestamp.nanoseconds - m.firstTimestamp.nanoseconds) / 1000
-        analysis.assemblyLatencyMicroseconds.add(latency)
-        log.latencies[direction.rawValue].add(latency)
-        if log.recordMessages {
-            log.messages.append(
-                MessageRecord(
-                    connection: connection, direction: direction, offset: m.start, length: length, type: m.type,
-                    firstFrame: m.firstFrame, lastFrame: segment!.frame, segments: m.segments,
-                    firstTimestamp: m.firstTimestamp, lastTimestamp: segment!.timestamp, damagedByGap: false))
-        }
-    }
-
-    private mutating func markDamaged(length: Int64, log: inout AnalysisLog) {
-        inspection.abandon()
-        guard var m = message, !m.damaged, !m.isPreamble else { return }
-        m.damaged = true
-        message = m
-        analysis.damagedByGaps += 1
-        log.add(
-            AnalysisEvent(
-                kind: .damagedByGap, reason: nil, connection: connection, direction: direction, offset: m.start,
-                frame: m.firstFrame, timestamp: m.firstTimestamp, bytes: [], length: length))
-    }
-
-    private mutating func enterSegment(_ s: Segment) {
-        if let current = segment, current.start == s.start && current.frame == s.frame { return }
-        if let current = segment, message != nil {
-            spanned.append((current.touches, current.timestamp))
-            message!.segments += 1
-        } else {
-            finishSegment()
-        }
-        segment = s
-    }
-
-    /// Settles what is still open (at the end, or when framing stops for good).
-    private mutating func finishSegment() {
-        settleSpanned(touched: false)
-        if let s = segment { recordSegment(touches: s.touches, at: s.timestamp) }
-        segment = nil
-    }
-
-    private mutating func recordSegment(touches: Int, at time: Timestamp) {
-        if touches > 0 { analysis.messagesPerSegment.add(touches) }
-        if touches >= 2 {
-            analysis.mergedSegments += 1
-            analysis.timeline.add(.merged, at: time)
-        }
-    }
-
-    // MARK: Resynchronisation
-
-    private mutating func startResync(at offset: Int64, keeping bytes: [UInt8], candidateFrom: Int, log: inout AnalysisLog) {
-        mode = .resync
-        log.resyncWindowBytes += bytes.count
-        header.removeAll(keepingCapacity: true)
-        consumed = 0
-        dissector.reset()
-        window = bytes
-        windowStart = offset
-        windowSegments = bytes.isEmpty ? [] : [(0, segment ?? Segment(start: offset, frame: 0, timestamp: .zero))]
-        nextCandidate = candidateFrom
-    }
-
-    private mutating func appendToWindow(_ bytes: UnsafeRawBufferPointer, segment s: Segment, log: inout AnalysisLog) {
+    private mutating func keepForRecovery(_ bytes: UnsafeRawBufferPointer, segment: SegmentMark, context: inout AnalysisContext) {
         guard !bytes.isEmpty else { return }
-        var room = Self.resyncWindow - window.count
-        if log.resyncWindowBytes + min(room, bytes.count) > log.maxResyncWindowBytes {
-            room = max(0, log.maxResyncWindowBytes - log.resyncWindowBytes)
-            if room == 0 {
-                log.resyncBudgetExhausted += 1
-                analysis.undissectedBytes += Int64(bytes.count)
-                giveUp(log: &log)
-                return
-            }
+        switch recovery.append(bytes, segment: segment, budget: &context.recoveryBudget) {
+        case .kept(let overflow):
+            analysis.undissectedBytes += Int64(overflow)
+        case .overBudget:
+            context.recoveryBudget.exhausted += 1
+            analysis.undissectedBytes += Int64(bytes.count)
+            giveUp(context: &context)
         }
-        log.resyncWindowBytes += min(room, bytes.count)
-        if let last = windowSegments.last?.segment, last.start == s.start && last.frame == s.frame {
-        } else {
-            windowSegments.append((window.count, s))
-        }
-        window.append(contentsOf: bytes.prefix(room))
-        if bytes.count > room { analysis.undissectedBytes += Int64(bytes.count - room) }
     }
 
-    /// Looks for a place where framing can start again; replays the window from there.
-    private mutating func resynchronize(log: inout AnalysisLog) {
-        while mode == .resync {
-            guard let found = findCandidate() else {
-                if window.count >= Self.resyncWindow { giveUp(log: &log) }
+    /// Looks for where framing starts again; replays the window from there, part by part.
+    private mutating func recover(context: inout AnalysisContext) {
+        while mode == .recovering {
+            guard let found = recovery.search(with: cutter.dissector) else {
+                if recovery.isFull { giveUp(context: &context) }
                 return
             }
             analysis.resyncs += 1
             analysis.undissectedBytes += Int64(found)
-            log.add(
-                AnalysisEvent(
-                    kind: .resynchronized, reason: nil, connection: connection, direction: direction, offset: windowStart,
-                    frame: windowSegments.first?.segment.frame ?? 0, timestamp: windowSegments.first?.segment.timestamp ?? .zero,
-                    bytes: Array(window.prefix(16)), length: Int64(found)))
-            let (bytes, parts, start) = (window, windowSegments, windowStart)
-            log.resyncWindowBytes -= window.count
-            window = []
-            windowSegments = []
+            context.evidence.add(event(.resynchronized, at: recovery.start, in: recovery.firstSegment, bytes: Array(recovery.bytes.prefix(16)), length: Int64(found)))
+            let (bytes, parts, start) = recovery.take(budget: &context.recoveryBudget)
             mode = .framing
             bytes.withUnsafeBytes { all in
                 for (k, part) in parts.enumerated() {
                     let from = max(part.at, found), to = k + 1 < parts.count ? parts[k + 1].at : all.count
                     guard from < to else { continue }
-                    feedPart(all.slice(from: from, count: to - from), at: start + Int64(from), segment: part.segment, log: &log)
+                    feed(all.slice(from: from, count: to - from), at: start + Int64(from), segment: part.segment, context: &context)
                 }
             }
         }
     }
 
-    /// The first window offset from `nextCandidate` where framing plausibly starts again.
-    private mutating func findCandidate() -> Int? {
-        var scratch = dissector
-        scratch.reset()
-        return window.withUnsafeBytes { w -> Int? in
-            if let delimiter = dissector.delimiter {
-                // Delimiter framing starts again right after the next delimiter.
-                var i = max(nextCandidate, delimiter.count)
-                while i <= w.count {
-                    var matches = true
-                    for k in 0..<delimiter.count where w[i - delimiter.count + k] != delimiter[k] { matches = false }
-                    if matches { return i }
-                    i += 1
-                }
-                nextCandidate = max(nextCandidate, w.count - delimiter.count + 1)
-                return nil
-            }
-            while nextCandidate < w.count {
-                let o = nextCandidate
-                switch scratch.decode(w.dropFirst(o), consumed: 0) {
-                case .needMoreData:
-                    return nil
-                case .malformed:
-                    nextCandidate += 1
-                case .frame(let first, _, _), .preamble(let first):
-                    if o + first >= Self.resyncWindow {  // cannot be checked within the window
-                        nextCandidate += 1
-                        continue
-                    }
-                    if o + first >= w.count { return nil }
-                    switch scratch.decode(w.dropFirst(o + first), consumed: 0) {
-                    case .frame, .preamble: return o
-                    case .needMoreData: return nil
-                    case .malformed: nextCandidate += 1
-                    }
-                }
-            }
-            return nil
-        }
-    }
-
-    private mutating func giveUp(log: inout AnalysisLog) {
+    private mutating func giveUp(context: inout AnalysisContext) {
         analysis.stopped = true
-        analysis.undissectedBytes += Int64(window.count)
-        log.resyncWindowBytes -= window.count
-        log.add(
-            AnalysisEvent(
-                kind: .gaveUp, reason: nil, connection: connection, direction: direction, offset: windowStart,
-                frame: windowSegments.first?.segment.frame ?? 0, timestamp: windowSegments.first?.segment.timestamp ?? .zero,
-                bytes: Array(window.prefix(16)), length: Int64(window.count)))
-        window = []
-        windowSegments = []
+        analysis.undissectedBytes += Int64(recovery.bytes.count)
+        context.evidence.add(event(.gaveUp, at: recovery.start, in: recovery.firstSegment, bytes: Array(recovery.bytes.prefix(16)), length: Int64(recovery.bytes.count)))
+        recovery.abandon(budget: &context.recoveryBudget)
         mode = .stopped
     }
-}
 
-/// Events kept for the report (the first `limit`), and how many there were.
-public struct AnalysisLog: Sendable {
-    public static let limit = 10_000
-    public private(set) var events: [AnalysisEvent] = []
-    public private(set) var total = 0
-    /// Message sizes and assembly latencies (µs) of all connections, per direction, at fine
-    /// precision (1/64); the per-direction histograms are coarse.
-    public internal(set) var sizes = [QuantileHistogram(bits: 6), QuantileHistogram(bits: 6)]
-    public internal(set) var latencies = [QuantileHistogram(bits: 6), QuantileHistogram(bits: 6)]
-    /// Bytes held in resynchronisation windows now, all directions, and the most allowed:
-    /// past it a direction that needs a window gives up instead (`resyncBudgetExhausted`).
-    public internal(set) var resyncWindowBytes = 0
-    public var maxResyncWindowBytes = 32 << 20
-    public internal(set) var resyncBudgetExhausted = 0
-    /// Messages completed since the last delivery, when `recordMessages` is set.
-    var messages: [MessageRecord] = []
-    var recordMessages = false
+    // MARK: Evidence
 
-    public init() {}
-
-    mutating func add(_ event: AnalysisEvent) {
-        total += 1
-        if events.count < Self.limit { events.append(event) }
+    private func event(
+        _ kind: AnalysisEvent.Kind, reason: MalformedReason? = nil, at offset: Int64, in segment: SegmentMark, bytes: [UInt8], length: Int64 = 0
+    ) -> AnalysisEvent {
+        AnalysisEvent(
+            kind: kind, reason: reason, connection: connection, direction: direction, offset: offset, frame: segment.frame,
+            timestamp: segment.timestamp, bytes: bytes, length: length)
     }
 }

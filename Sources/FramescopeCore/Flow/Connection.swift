@@ -32,15 +32,14 @@ public struct ConnectionSummary: Sendable {
     public var info: ConnectionInfo
     public var lastSeen: Timestamp
     public var packets: Int
-    /// Indexed by `Direction.rawValue`.
-    public var directions: [DirectionStatistics]
+    public var directions: PerDirection<DirectionStatistics>
     public var end: ConnectionEnd
     /// Why it was finalized before the end of the input, if it was.
     public var finalizedBy: FinalizeReason
 
-    public subscript(direction: Direction) -> DirectionStatistics { directions[direction.rawValue] }
+    public subscript(direction: Direction) -> DirectionStatistics { directions[direction] }
 
-    public var synSeen: Bool { directions.contains { $0.synSeen } }
+    public var synSeen: Bool { directions.clientToServer.synSeen || directions.serverToClient.synSeen }
 }
 
 public enum FinalizeReason: String, Sendable {
@@ -51,8 +50,9 @@ public enum FinalizeReason: String, Sendable {
     case reused = "port-reuse"
 }
 
-/// One tracked connection: both half-streams, mutated in place inside the flow table.
-struct Connection {
+/// The one record of a tracked connection: identity, both half-streams and the sink's state
+/// for it, mutated in place inside the flow table.
+struct Connection<State> {
     var info: ConnectionInfo
     var key: FlowKey
     var lastSeen: Timestamp
@@ -61,16 +61,15 @@ struct Connection {
     var clientSequence: UInt32?
     var clientToServer = HalfStream()
     var serverToClient = HalfStream()
+    /// What the sink keeps for this connection.
+    var state: State
 
-    /// A slot's placeholder once its connection is finalized.
-    static let vacant: Connection = {
-        let nowhere = Endpoint(address: IPAddress(ipv4: 0), port: 0)
-        let info = ConnectionInfo(
-            id: ConnectionID(-1), client: nowhere, server: nowhere, roleEvidence: .portHeuristic, firstFrame: 0, firstSeen: .zero)
-        return Connection(info: info, key: FlowKey(nowhere, nowhere), lastSeen: .zero)
-    }()
-
-    var isVacant: Bool { info.id.rawValue < 0 }
+    init(info: ConnectionInfo, key: FlowKey, lastSeen: Timestamp, state: State) {
+        self.info = info
+        self.key = key
+        self.lastSeen = lastSeen
+        self.state = state
+    }
 
     var isClosed: Bool {
         let a = clientToServer.statistics, b = serverToClient.statistics
@@ -89,9 +88,54 @@ struct Connection {
         source == info.client ? .clientToServer : .serverToClient
     }
 
+    /// Out-of-order bytes (with overhead) a direction holds.
+    func bufferedCost(_ direction: Direction) -> Int {
+        direction == .clientToServer ? clientToServer.bufferedCost : serverToClient.bufferedCost
+    }
+
+    /// Hands one segment to the half-stream of its direction.
+    mutating func receive<Sink: StreamSink>(
+        _ segment: TCPSegment, frame: UInt64, timestamp: Timestamp, context: inout ReassemblyContext, sink: inout Sink
+    ) where Sink.ConnectionState == State {
+        packets += 1
+        lastSeen = timestamp
+        let direction = direction(from: segment.source)
+        let route = HalfStream.Route(connection: info.id, direction: direction)
+        switch direction {
+        case .clientToServer:
+            let peerMSS = serverToClient.statistics.maximumSegmentSize
+            clientToServer.receive(segment, frame: frame, timestamp: timestamp, route: route, peerMSS: peerMSS, context: &context, sink: &sink, state: &state)
+        case .serverToClient:
+            let peerMSS = clientToServer.statistics.maximumSegmentSize
+            serverToClient.receive(segment, frame: frame, timestamp: timestamp, route: route, peerMSS: peerMSS, context: &context, sink: &sink, state: &state)
+        }
+    }
+
+    /// Past a buffer limit: `direction` skips its first hole as a gap.
+    mutating func skipFirstHole<Sink: StreamSink>(
+        _ direction: Direction, reason: GapReason, context: inout ReassemblyContext, sink: inout Sink
+    ) where Sink.ConnectionState == State {
+        let route = HalfStream.Route(connection: info.id, direction: direction)
+        switch direction {
+        case .clientToServer: clientToServer.skipFirstHole(reason: reason, route: route, context: &context, sink: &sink, state: &state)
+        case .serverToClient: serverToClient.skipFirstHole(reason: reason, route: route, context: &context, sink: &sink, state: &state)
+        }
+    }
+
+    /// Delivers what is left (holes become gaps) and tells the sink the connection is done.
+    mutating func finalize<Sink: StreamSink>(
+        reason: FinalizeReason, context: inout ReassemblyContext, sink: inout Sink
+    ) where Sink.ConnectionState == State {
+        let id = info.id
+        clientToServer.flush(route: .init(connection: id, direction: .clientToServer), context: &context, sink: &sink, state: &state)
+        serverToClient.flush(route: .init(connection: id, direction: .serverToClient), context: &context, sink: &sink, state: &state)
+        sink.connectionClosed(summary(finalizedBy: reason), state: state)
+    }
+
     func summary(finalizedBy reason: FinalizeReason) -> ConnectionSummary {
         ConnectionSummary(
             info: info, lastSeen: lastSeen, packets: packets,
-            directions: [clientToServer.statistics, serverToClient.statistics], end: end, finalizedBy: reason)
+            directions: PerDirection(clientToServer: clientToServer.statistics, serverToClient: serverToClient.statistics), end: end,
+            finalizedBy: reason)
     }
 }

@@ -28,20 +28,28 @@ struct FlowIndex {
         }
     }
 
+    /// Adds `key`, which must not be present.
     mutating func insert(_ key: FlowKey, slot: Int) {
         if (count + tombstones + 1) * 4 > slots.count * 3 { rehash(to: count * 4 > slots.count ? slots.count * 2 : slots.count) }
         var i = Int(truncatingIfNeeded: key.mixedHash) & mask
-        while slots[i] >= 0 {
-            if keys[i] == key {
+        while slots[i] >= 0 { i = (i + 1) & mask }
+        if slots[i] == Self.deleted { tombstones -= 1 }
+        keys[i] = key
+        slots[i] = Int32(slot)
+        count += 1
+    }
+
+    /// Points `key`, which must be present, at another slot (its connection moved).
+    mutating func move(_ key: FlowKey, to slot: Int) {
+        var i = Int(truncatingIfNeeded: key.mixedHash) & mask
+        while slots[i] != Self.empty {
+            if slots[i] >= 0 && keys[i] == key {
                 slots[i] = Int32(slot)
                 return
             }
             i = (i + 1) & mask
         }
-        if slots[i] == Self.deleted { tombstones -= 1 }
-        keys[i] = key
-        slots[i] = Int32(slot)
-        count += 1
+        preconditionFailure("moving a key the index does not hold")
     }
 
     mutating func remove(_ key: FlowKey) {

@@ -1,5 +1,5 @@
 /// The 4-tuple of a connection, in canonical order so that both directions hash alike.
-struct FlowKey: Hashable {
+struct FlowKey: Equatable {
     var low: Endpoint
     var high: Endpoint
 
@@ -18,17 +18,4 @@ struct FlowKey: Hashable {
         h ^= UInt64(low.port) << 48 | UInt64(high.port) << 32
         return (h ^ (h >> 29)) &* 0xBF58_476D_1CE4_E5B9 ^ (h >> 32)
     }
-
-    /// One mixed word into the hasher instead of every field: the flow table hashes once per packet.
-    func hash(into hasher: inout Hasher) {
-        var h = low.address.low &* 0x9E37_79B9_7F4A_7C15
-        h ^= high.address.low &* 0xC2B2_AE3D_27D4_EB4F
-        h ^= (low.address.high ^ high.address.high.rotated(by: 17)) &* 0x1656_67B1_9E37_79F9
-        h ^= UInt64(low.port) << 48 | UInt64(high.port) << 32
-        hasher.combine(h)
-    }
-}
-
-extension UInt64 {
-    fileprivate func rotated(by n: UInt64) -> UInt64 { self << n | self >> (64 - n) }
 }

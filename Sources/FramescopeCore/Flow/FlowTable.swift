@@ -1,20 +1,18 @@
 /// Decodes packets, tracks connections and reassembles both directions of each, handing the
 /// streams to `Sink`. Generic over the sink so that the per-packet path has no dynamic calls.
 ///
-/// Connections live in a slot array mutated in place (never copied out and written back);
-/// the 4-tuple index holds fixed-width keys only.
+/// Live connections are packed in one array, each a single record (both half-streams and the
+/// sink's state for it) mutated in place and found through the 4-tuple index. A finalized
+/// connection is swapped out with the last one, so the array holds no vacant slots.
 public struct FlowTable<Sink: StreamSink> {
     public var sink: Sink
     public private(set) var context: ReassemblyContext
     public private(set) var decodeStatistics = DecodeStatistics()
     /// Connections opened so far (the next ID).
     public private(set) var connectionsOpened = 0
-    public var activeConnections: Int { index.count }
+    public var activeConnections: Int { connections.count }
 
-    /// Connections, mutated in place; a finalized one leaves a vacant slot for reuse. Not
-    /// optional: reading a field through `slots[i]!` copies the whole connection.
-    private var slots: [Connection] = []
-    private var freeSlots: [Int] = []
+    private var connections: [Connection<Sink.ConnectionState>] = []
     private var index = FlowIndex()
     private var clock = Timestamp(nanoseconds: .min)
     private var nextSweep = Timestamp(nanoseconds: .min)
@@ -43,38 +41,32 @@ public struct FlowTable<Sink: StreamSink> {
     public mutating func receive(_ segment: TCPSegment, frame: UInt64, timestamp: Timestamp) {
         let key = FlowKey(segment.source, segment.destination)
         let slot: Int
-        if let existing = index[key], !startsNewConnection(segment, existing: slots[existing]) {
+        if let existing = index[key], !startsNewConnection(segment, existing: connections[existing]) {
             slot = existing
         } else {
             if let existing = index[key] { finalize(slot: existing, reason: .reused) }
             slot = open(segment, key: key, frame: frame, timestamp: timestamp)
         }
-        slots[slot].packets += 1
-        slots[slot].lastSeen = timestamp
-        let direction = slots[slot].direction(from: segment.source)
-        let route = HalfStream.Route(connection: slots[slot].info.id, direction: direction)
-        switch direction {
-        case .clientToServer:
-            let peerMSS = slots[slot].serverToClient.statistics.maximumSegmentSize
-            slots[slot].clientToServer.receive(segment, frame: frame, timestamp: timestamp, route: route, peerMSS: peerMSS, context: &context, sink: &sink)
-        case .serverToClient:
-            let peerMSS = slots[slot].clientToServer.statistics.maximumSegmentSize
-            slots[slot].serverToClient.receive(segment, frame: frame, timestamp: timestamp, route: route, peerMSS: peerMSS, context: &context, sink: &sink)
-        }
+        connections[slot].receive(segment, frame: frame, timestamp: timestamp, context: &context, sink: &sink)
         if context.bufferedBytes > context.options.maxBufferedBytesTotal { evictBufferedData() }
+    }
+
+    /// Calls `body` with each open connection (summarized as if the input ended now) and the
+    /// sink's state for it, in no set order: what a live view shows.
+    public func forEachOpenConnection(_ body: (ConnectionSummary, Sink.ConnectionState) throws -> Void) rethrows {
+        for connection in connections { try body(connection.summary(finalizedBy: .endOfInput), connection.state) }
     }
 
     /// Finalizes every connection still open, in ID order.
     public mutating func finish() {
-        let open = index.entries.map(\.slot).sorted { slots[$0].info.id < slots[$1].info.id }
-        for slot in open { finalize(slot: slot, reason: .endOfInput) }
+        finalize(connections.indices.map { ($0, .endOfInput) })
     }
 
     // MARK: Connections
 
     /// A SYN (without ACK) on a known 4-tuple starts a new connection unless it repeats the
     /// SYN that opened the current one (tshark's rule for reused ports).
-    private func startsNewConnection(_ segment: TCPSegment, existing: Connection) -> Bool {
+    private func startsNewConnection(_ segment: TCPSegment, existing: Connection<Sink.ConnectionState>) -> Bool {
         guard segment.flags.contains(.syn), !segment.flags.contains(.ack) else { return false }
         guard existing.info.client == segment.source, let isn = existing.clientSequence else { return true }
         return isn != segment.sequence
@@ -87,12 +79,11 @@ public struct FlowTable<Sink: StreamSink> {
             id: ConnectionID(connectionsOpened), client: client, server: server, roleEvidence: evidence,
             firstFrame: frame, firstSeen: timestamp)
         connectionsOpened += 1
-        var connection = Connection(info: info, key: key, lastSeen: timestamp)
+        var connection = Connection(info: info, key: key, lastSeen: timestamp, state: sink.connectionOpened(info))
         if segment.flags.contains(.syn) && !segment.flags.contains(.ack) { connection.clientSequence = segment.sequence }
-        let slot = slots.place(connection, reusing: &freeSlots)
-        index.insert(key, slot: slot)
-        sink.connectionOpened(info)
-        return slot
+        connections.append(connection)
+        index.insert(key, slot: connections.count - 1)
+        return connections.count - 1
     }
 
     private func roles(of segment: TCPSegment) -> (client: Endpoint, server: Endpoint, RoleEvidence) {
@@ -105,16 +96,24 @@ public struct FlowTable<Sink: StreamSink> {
         return (source, destination, .portHeuristic)
     }
 
+    /// Takes the connection out (the last one moves into its slot) and finalizes it.
     private mutating func finalize(slot: Int, reason: FinalizeReason) {
-        guard !slots[slot].isVacant else { return }
-        var connection = slots[slot]
-        slots[slot] = .vacant  // take it out, so flushing mutates a uniquely referenced value
-        let id = connection.info.id
-        connection.clientToServer.flush(route: .init(connection: id, direction: .clientToServer), context: &context, sink: &sink)
-        connection.serverToClient.flush(route: .init(connection: id, direction: .serverToClient), context: &context, sink: &sink)
-        sink.connectionClosed(connection.summary(finalizedBy: reason))
-        index.remove(connection.key)
-        freeSlots.append(slot)
+        index.remove(connections[slot].key)
+        if slot != connections.count - 1 {
+            connections.swapAt(slot, connections.count - 1)
+            index.move(connections[slot].key, to: slot)
+        }
+        var connection = connections.removeLast()
+        connection.finalize(reason: reason, context: &context, sink: &sink)
+    }
+
+    /// Finalizes several connections in ID order, so their events come out in a stable order
+    /// (slots move as connections are taken out: each is found again by its key).
+    private mutating func finalize(_ due: [(slot: Int, reason: FinalizeReason)]) {
+        let keys = due.sorted { connections[$0.slot].info.id < connections[$1.slot].info.id }.map { (connections[$0.slot].key, $0.reason) }
+        for (key, reason) in keys {
+            if let slot = index[key] { finalize(slot: slot, reason: reason) }
+        }
     }
 
     // MARK: Time and limits
@@ -127,48 +126,38 @@ public struct FlowTable<Sink: StreamSink> {
         let options = context.options
         let interval = max(1_000_000_000, min(options.idleTimeout, options.closedTimeout) / 4)
         nextSweep = Timestamp(nanoseconds: clock.nanoseconds &+ interval)
-        for slot in slots.indices where !slots[slot].isVacant {
-            let connection = slots[slot]
-            let idle = clock.nanoseconds - connection.lastSeen.nanoseconds
-            if connection.isClosed && idle > options.closedTimeout {
-                finalize(slot: slot, reason: .closedTimeout)
+        var due: [(slot: Int, reason: FinalizeReason)] = []
+        for slot in connections.indices {
+            let idle = clock.nanoseconds - connections[slot].lastSeen.nanoseconds
+            if connections[slot].isClosed && idle > options.closedTimeout {
+                due.append((slot, .closedTimeout))
             } else if idle > options.idleTimeout {
-                finalize(slot: slot, reason: .idleTimeout)
+                due.append((slot, .idleTimeout))
             }
         }
+        if !due.isEmpty { finalize(due) }
     }
 
     /// Past `maxConnections`: finalize the least recently active sixteenth in one pass, so a
     /// flood of new 4-tuples costs amortized O(log n) per connection.
     private mutating func evictLeastRecentlyActive() {
-        let live = slots.indices.filter { !slots[$0].isVacant }
-        let victims = live.sorted { slots[$0].lastSeen < slots[$1].lastSeen }.prefix(max(1, live.count / 16))
-        for slot in victims {
-            context.connectionLimitEvictions += 1
-            finalize(slot: slot, reason: .connectionLimit)
-        }
+        let victims = connections.indices.sorted { connections[$0].lastSeen < connections[$1].lastSeen }.prefix(max(1, connections.count / 16))
+        context.connectionLimitEvictions += victims.count
+        finalize(victims.map { ($0, .connectionLimit) })
     }
 
     /// Past the global buffer limit: the direction holding the most skips its first hole.
     private mutating func evictBufferedData() {
         while context.bufferedBytes > context.options.maxBufferedBytesTotal {
             var best: (slot: Int, direction: Direction, cost: Int)?
-            for slot in slots.indices where !slots[slot].isVacant {
-                let c = slots[slot]
-                for (direction, cost) in [(Direction.clientToServer, c.clientToServer.bufferedCost), (.serverToClient, c.serverToClient.bufferedCost)]
-                where cost > (best?.cost ?? 0) {
-                    best = (slot, direction, cost)
+            for slot in connections.indices {
+                for direction in Direction.allCases where connections[slot].bufferedCost(direction) > (best?.cost ?? 0) {
+                    best = (slot, direction, connections[slot].bufferedCost(direction))
                 }
             }
             guard let best else { return }
             context.globalLimitEvictions += 1
-            let route = HalfStream.Route(connection: slots[best.slot].info.id, direction: best.direction)
-            switch best.direction {
-            case .clientToServer:
-                slots[best.slot].clientToServer.skipFirstHole(reason: .bufferLimit, route: route, context: &context, sink: &sink)
-            case .serverToClient:
-                slots[best.slot].serverToClient.skipFirstHole(reason: .bufferLimit, route: route, context: &context, sink: &sink)
-            }
+            connections[best.slot].skipFirstHole(best.direction, reason: .bufferLimit, context: &context, sink: &sink)
         }
     }
 }

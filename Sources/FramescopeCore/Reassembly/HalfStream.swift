@@ -48,7 +48,7 @@ struct HalfStream {
 
     mutating func receive<Sink: StreamSink>(
         _ segment: TCPSegment, frame: UInt64, timestamp: Timestamp, route: Route, peerMSS: Int,
-        context: inout ReassemblyContext, sink: inout Sink
+        context: inout ReassemblyContext, sink: inout Sink, state: inout Sink.ConnectionState
     ) {
         statistics.packets += 1
         let flags = segment.flags
@@ -82,7 +82,7 @@ struct HalfStream {
             if peerMSS > 0 && length > peerMSS { statistics.segmentsOverMSS += 1 }
             receivePayload(
                 segment.payload, missingTail: segment.missingPayload, at: offset(of: sequence),
-                frame: frame, timestamp: timestamp, flags: flags, route: route, context: &context, sink: &sink)
+                frame: frame, timestamp: timestamp, flags: flags, route: route, context: &context, sink: &sink, state: &state)
         }
         if flags.contains(.fin) {
             statistics.finSeen = true
@@ -98,7 +98,7 @@ struct HalfStream {
 
     private mutating func receivePayload<Sink: StreamSink>(
         _ payload: UnsafeRawBufferPointer, missingTail: Int, at start: Int64, frame: UInt64,
-        timestamp: Timestamp, flags: TCPFlags, route: Route, context: inout ReassemblyContext, sink: inout Sink
+        timestamp: Timestamp, flags: TCPFlags, route: Route, context: inout ReassemblyContext, sink: inout Sink, state: inout Sink.ConnectionState
     ) {
         let end = start + Int64(payload.count + missingTail)
         if end <= frontier {
@@ -108,25 +108,25 @@ struct HalfStream {
             }
             if countLate(from: start, to: end, context: &context) { return }
             statistics.retransmissions += 1
-            checkOverlap(payload, at: start, frame: frame, route: route, sink: &sink)
+            checkOverlap(payload, at: start, frame: frame, route: route, sink: &sink, state: &state)
             return
         }
         if start > frontier {
-            let added = buffer(payload, missingTail: missingTail, at: start, frame: frame, timestamp: timestamp, route: route, sink: &sink, context: &context)
+            let added = buffer(payload, missingTail: missingTail, at: start, frame: frame, timestamp: timestamp, route: route, sink: &sink, state: &state, context: &context)
             if added { statistics.outOfOrder += 1 } else { statistics.retransmissions += 1 }
-            enforceLimits(route: route, context: &context, sink: &sink)
+            enforceLimits(route: route, context: &context, sink: &sink, state: &state)
             return
         }
         var fresh = payload
         if start < frontier {
             statistics.retransmissions += 1
             let overlap = Int(frontier - start)
-            checkOverlap(payload.slice(from: 0, count: overlap), at: start, frame: frame, route: route, sink: &sink)
+            checkOverlap(payload.slice(from: 0, count: overlap), at: start, frame: frame, route: route, sink: &sink, state: &state)
             fresh = payload.dropFirst(overlap)
         }
         let tail = Int(end - frontier) - fresh.count
-        deliver(fresh, missingTail: tail, frame: frame, timestamp: timestamp, route: route, context: &context, sink: &sink)
-        drain(route: route, context: &context, sink: &sink)
+        deliver(fresh, missingTail: tail, frame: frame, timestamp: timestamp, route: route, context: &context, sink: &sink, state: &state)
+        drain(route: route, context: &context, sink: &sink, state: &state)
     }
 
     // MARK: Delivery
@@ -134,27 +134,27 @@ struct HalfStream {
     /// Hands in-order bytes at `frontier` to the sink and moves the frontier past them.
     private mutating func deliver<Sink: StreamSink>(
         _ bytes: UnsafeRawBufferPointer, missingTail: Int, frame: UInt64, timestamp: Timestamp,
-        route: Route, context: inout ReassemblyContext, sink: inout Sink
+        route: Route, context: inout ReassemblyContext, sink: inout Sink, state: inout Sink.ConnectionState
     ) {
         if !bytes.isEmpty {
-            compareWithPending(bytes, at: frontier, frame: frame, route: route, sink: &sink)
+            compareWithPending(bytes, at: frontier, frame: frame, route: route, sink: &sink, state: &state)
             statistics.segments += 1
             statistics.bytes += Int64(bytes.count)
             sink.data(
                 StreamChunk(
                     connection: route.connection, direction: route.direction, offset: frontier,
-                    capturedOffset: captured, bytes: bytes, frame: frame, timestamp: timestamp))
+                    capturedOffset: captured, bytes: bytes, frame: frame, timestamp: timestamp), state: &state)
             rememberForConflicts(bytes, context: &context)
             frontier += Int64(bytes.count)
             captured += Int64(bytes.count)
         }
         if missingTail > 0 {
-            skip(Int64(missingTail), reason: .truncatedPayload, route: route, sink: &sink)
+            skip(Int64(missingTail), reason: .truncatedPayload, route: route, sink: &sink, state: &state)
         }
     }
 
     /// Delivers buffered segments that the frontier has reached.
-    private mutating func drain<Sink: StreamSink>(route: Route, context: inout ReassemblyContext, sink: inout Sink) {
+    private mutating func drain<Sink: StreamSink>(route: Route, context: inout ReassemblyContext, sink: inout Sink, state: inout Sink.ConnectionState) {
         while head < pending.count && pending[head].offset <= frontier {
             let segment = pending[head]
             pending[head].bytes = []
@@ -168,7 +168,7 @@ struct HalfStream {
                 deliver(
                     bytes.dropFirst(overlap),
                     missingTail: segment.missingTail - max(0, Int(frontier - segment.end)),
-                    frame: segment.frame, timestamp: segment.timestamp, route: route, context: &context, sink: &sink)
+                    frame: segment.frame, timestamp: segment.timestamp, route: route, context: &context, sink: &sink, state: &state)
             }
         }
         compactPending()
@@ -189,7 +189,7 @@ struct HalfStream {
     }
 
     /// Skips `length` missing bytes at the frontier and reports them as a gap.
-    private mutating func skip<Sink: StreamSink>(_ length: Int64, reason: GapReason, route: Route, sink: inout Sink) {
+    private mutating func skip<Sink: StreamSink>(_ length: Int64, reason: GapReason, route: Route, sink: inout Sink, state: inout Sink.ConnectionState) {
         guard length > 0 else { return }
         if reason == .bufferLimit {
             if skippedHoles.count == 8 { skippedHoles.removeFirst() }
@@ -201,24 +201,24 @@ struct HalfStream {
         sink.gap(
             StreamGap(
                 connection: route.connection, direction: route.direction, offset: frontier,
-                capturedOffset: captured, length: length, reason: reason))
+                capturedOffset: captured, length: length, reason: reason), state: &state)
         frontier += length
     }
 
     /// Skips the first hole (there must be pending data) and delivers what follows it.
     mutating func skipFirstHole<Sink: StreamSink>(
-        reason: GapReason, route: Route, context: inout ReassemblyContext, sink: inout Sink
+        reason: GapReason, route: Route, context: inout ReassemblyContext, sink: inout Sink, state: inout Sink.ConnectionState
     ) {
         guard hasPending else { return }
         if reason == .bufferLimit && pending[head].offset > frontier { context.bufferLimitGaps += 1 }
-        skip(pending[head].offset - frontier, reason: reason, route: route, sink: &sink)
-        drain(route: route, context: &context, sink: &sink)
+        skip(pending[head].offset - frontier, reason: reason, route: route, sink: &sink, state: &state)
+        drain(route: route, context: &context, sink: &sink, state: &state)
     }
 
     /// At the end of the connection: every hole left is a gap in the capture.
-    mutating func flush<Sink: StreamSink>(route: Route, context: inout ReassemblyContext, sink: inout Sink) {
+    mutating func flush<Sink: StreamSink>(route: Route, context: inout ReassemblyContext, sink: inout Sink, state: inout Sink.ConnectionState) {
         while hasPending {
-            skipFirstHole(reason: .notCaptured, route: route, context: &context, sink: &sink)
+            skipFirstHole(reason: .notCaptured, route: route, context: &context, sink: &sink, state: &state)
         }
         if let window {
             context.conflictWindowBytes -= window.capacity
@@ -232,7 +232,7 @@ struct HalfStream {
     /// returns false when it brought nothing new (a copy of buffered data).
     private mutating func buffer<Sink: StreamSink>(
         _ payload: UnsafeRawBufferPointer, missingTail: Int, at start: Int64, frame: UInt64, timestamp: Timestamp,
-        route: Route, sink: inout Sink, context: inout ReassemblyContext
+        route: Route, sink: inout Sink, state: inout Sink.ConnectionState, context: inout ReassemblyContext
     ) -> Bool {
         let end = start + Int64(payload.count)
         var added = false
@@ -245,7 +245,7 @@ struct HalfStream {
                 let kept = pending[index]
                 let overlapEnd = min(end, kept.end)
                 if overlapEnd > cursor {
-                    compareBuffered(kept, with: payload, payloadStart: start, from: cursor, to: overlapEnd, frame: frame, route: route, sink: &sink)
+                    compareBuffered(kept, with: payload, payloadStart: start, from: cursor, to: overlapEnd, frame: frame, route: route, sink: &sink, state: &state)
                     cursor = overlapEnd
                 }
                 index += 1
@@ -319,14 +319,14 @@ struct HalfStream {
         }
     }
 
-    private mutating func enforceLimits<Sink: StreamSink>(route: Route, context: inout ReassemblyContext, sink: inout Sink) {
+    private mutating func enforceLimits<Sink: StreamSink>(route: Route, context: inout ReassemblyContext, sink: inout Sink, state: inout Sink.ConnectionState) {
         while hasPending && (bufferedCost > context.options.maxBufferedBytesPerDirection
             || pending.count - head > context.options.maxBufferedSegmentsPerDirection) {
-            skipFirstHole(reason: .bufferLimit, route: route, context: &context, sink: &sink)
+            skipFirstHole(reason: .bufferLimit, route: route, context: &context, sink: &sink, state: &state)
         }
         while hasPending && context.bufferedBytes > context.options.maxBufferedBytesTotal {
             context.globalLimitEvictions += 1
-            skipFirstHole(reason: .bufferLimit, route: route, context: &context, sink: &sink)
+            skipFirstHole(reason: .bufferLimit, route: route, context: &context, sink: &sink, state: &state)
         }
     }
 
@@ -349,18 +349,18 @@ struct HalfStream {
 
     /// Compares an old copy with the delivered bytes still in the conflict window.
     private mutating func checkOverlap<Sink: StreamSink>(
-        _ bytes: UnsafeRawBufferPointer, at offset: Int64, frame: UInt64, route: Route, sink: inout Sink
+        _ bytes: UnsafeRawBufferPointer, at offset: Int64, frame: UInt64, route: Route, sink: inout Sink, state: inout Sink.ConnectionState
     ) {
         let result = window?.compare(bytes, at: offset) ?? (from: offset, checked: 0, differs: false)
         statistics.uncheckedOverlapBytes += Int64(bytes.count - result.checked)
         if result.differs {
-            reportConflict(at: result.from, length: Int64(result.checked), frame: frame, route: route, sink: &sink)
+            reportConflict(at: result.from, length: Int64(result.checked), frame: frame, route: route, sink: &sink, state: &state)
         }
     }
 
     /// In-order bytes about to be delivered may overlap buffered copies that came earlier.
     private mutating func compareWithPending<Sink: StreamSink>(
-        _ bytes: UnsafeRawBufferPointer, at start: Int64, frame: UInt64, route: Route, sink: inout Sink
+        _ bytes: UnsafeRawBufferPointer, at start: Int64, frame: UInt64, route: Route, sink: inout Sink, state: inout Sink.ConnectionState
     ) {
         let end = start + Int64(bytes.count)
         var index = head
@@ -368,7 +368,7 @@ struct HalfStream {
             let kept = pending[index]
             let from = max(start, kept.offset), to = min(end, kept.end)
             if from < to {
-                compareBuffered(kept, with: bytes, payloadStart: start, from: from, to: to, frame: kept.frame, route: route, sink: &sink)
+                compareBuffered(kept, with: bytes, payloadStart: start, from: from, to: to, frame: kept.frame, route: route, sink: &sink, state: &state)
             }
             index += 1
         }
@@ -376,7 +376,7 @@ struct HalfStream {
 
     private mutating func compareBuffered<Sink: StreamSink>(
         _ kept: Buffered, with payload: UnsafeRawBufferPointer, payloadStart: Int64, from: Int64, to: Int64,
-        frame: UInt64, route: Route, sink: inout Sink
+        frame: UInt64, route: Route, sink: inout Sink, state: inout Sink.ConnectionState
     ) {
         let differs = kept.bytes.withUnsafeBytes { keptBytes in
             var o = from
@@ -386,15 +386,15 @@ struct HalfStream {
             }
             return false
         }
-        if differs { reportConflict(at: from, length: to - from, frame: frame, route: route, sink: &sink) }
+        if differs { reportConflict(at: from, length: to - from, frame: frame, route: route, sink: &sink, state: &state) }
     }
 
     private mutating func reportConflict<Sink: StreamSink>(
-        at offset: Int64, length: Int64, frame: UInt64, route: Route, sink: inout Sink
+        at offset: Int64, length: Int64, frame: UInt64, route: Route, sink: inout Sink, state: inout Sink.ConnectionState
     ) {
         statistics.conflicts += 1
         statistics.conflictBytes += length
         sink.conflict(
-            StreamConflict(connection: route.connection, direction: route.direction, offset: offset, length: length, frame: frame))
+            StreamConflict(connection: route.connection, direction: route.direction, offset: offset, length: length, frame: frame), state: &state)
     }
 }

@@ -73,21 +73,44 @@ public struct StreamConflict: Sendable, Equatable {
     public var frame: UInt64
 }
 
-/// Receives the reassembled streams. The assembler is generic over it, so calls are static.
+/// Receives the reassembled streams. The flow table is generic over it, so calls are static.
+///
+/// A sink may keep state per connection (`ConnectionState`): the flow table stores it in the
+/// connection's own record, created by `connectionOpened` and handed back with every event of
+/// that connection, so a sink needs no table of its own and finds its state without a lookup.
 public protocol StreamSink {
+    associatedtype ConnectionState = Void
+    mutating func connectionOpened(_ connection: ConnectionInfo) -> ConnectionState
+    mutating func data(_ chunk: StreamChunk, state: inout ConnectionState)
+    mutating func gap(_ gap: StreamGap, state: inout ConnectionState)
+    mutating func conflict(_ conflict: StreamConflict, state: inout ConnectionState)
+    /// Called once per connection, when it is finalized (timeout, limit or end of input).
+    mutating func connectionClosed(_ summary: ConnectionSummary, state: consuming ConnectionState)
+}
+
+extension StreamSink {
+    public mutating func conflict(_ conflict: StreamConflict, state: inout ConnectionState) {}
+}
+
+/// A sink that keeps nothing per connection.
+public protocol StatelessStreamSink: StreamSink where ConnectionState == Void {
     mutating func connectionOpened(_ connection: ConnectionInfo)
     mutating func data(_ chunk: StreamChunk)
     mutating func gap(_ gap: StreamGap)
     mutating func conflict(_ conflict: StreamConflict)
-    /// Called once per connection, when it is finalized (timeout, limit or end of input).
     mutating func connectionClosed(_ summary: ConnectionSummary)
 }
 
-extension StreamSink {
+extension StatelessStreamSink {
     public mutating func connectionOpened(_ connection: ConnectionInfo) {}
     public mutating func data(_ chunk: StreamChunk) {}
     public mutating func gap(_ gap: StreamGap) {}
     public mutating func conflict(_ conflict: StreamConflict) {}
+
+    public mutating func data(_ chunk: StreamChunk, state: inout Void) { data(chunk) }
+    public mutating func gap(_ gap: StreamGap, state: inout Void) { self.gap(gap) }
+    public mutating func conflict(_ conflict: StreamConflict, state: inout Void) { self.conflict(conflict) }
+    public mutating func connectionClosed(_ summary: ConnectionSummary, state: consuming Void) { connectionClosed(summary) }
 }
 
 /// Two sinks fed the same events, in order: `first`, then `second`.
@@ -95,33 +118,38 @@ public struct SinkPair<First: StreamSink, Second: StreamSink>: StreamSink {
     public var first: First
     public var second: Second
 
+    public struct ConnectionState {
+        public var first: First.ConnectionState
+        public var second: Second.ConnectionState
+    }
+
     public init(_ first: First, _ second: Second) {
         self.first = first
         self.second = second
     }
 
-    public mutating func connectionOpened(_ connection: ConnectionInfo) {
-        first.connectionOpened(connection)
-        second.connectionOpened(connection)
+    public mutating func connectionOpened(_ connection: ConnectionInfo) -> ConnectionState {
+        ConnectionState(first: first.connectionOpened(connection), second: second.connectionOpened(connection))
     }
 
-    public mutating func data(_ chunk: StreamChunk) {
-        first.data(chunk)
-        second.data(chunk)
+    public mutating func data(_ chunk: StreamChunk, state: inout ConnectionState) {
+        first.data(chunk, state: &state.first)
+        second.data(chunk, state: &state.second)
     }
 
-    public mutating func gap(_ gap: StreamGap) {
-        first.gap(gap)
-        second.gap(gap)
+    public mutating func gap(_ gap: StreamGap, state: inout ConnectionState) {
+        first.gap(gap, state: &state.first)
+        second.gap(gap, state: &state.second)
     }
 
-    public mutating func conflict(_ conflict: StreamConflict) {
-        first.conflict(conflict)
-        second.conflict(conflict)
+    public mutating func conflict(_ conflict: StreamConflict, state: inout ConnectionState) {
+        first.conflict(conflict, state: &state.first)
+        second.conflict(conflict, state: &state.second)
     }
 
-    public mutating func connectionClosed(_ summary: ConnectionSummary) {
-        first.connectionClosed(summary)
-        second.connectionClosed(summary)
+    public mutating func connectionClosed(_ summary: ConnectionSummary, state: consuming ConnectionState) {
+        let state = state
+        first.connectionClosed(summary, state: state.first)
+        second.connectionClosed(summary, state: state.second)
     }
 }

@@ -25,7 +25,7 @@ extension Framescope {
 
         func run() throws {
             try makeDirectories(out)
-            var pipeline = try Pipeline(input: input, limits: limits, sink: StreamExtractor(directory: out))
+            var pipeline = try CapturePipeline(input: input, limits: limits, sink: StreamExtractor(directory: out))
             let errors = pipeline.run()
             let extractor = pipeline.sink
             let index = extractor.index

@@ -19,7 +19,7 @@ extension Framescope {
         @OptionGroup(title: "Output") var out: OutputOptions
 
         func run() throws {
-            var pipeline = try Pipeline(input: input, limits: limits, sink: FlowsCollector())
+            var pipeline = try CapturePipeline(input: input, limits: limits, sink: FlowsCollector())
             let errors = pipeline.run()
             let report = FlowsReport(collector: pipeline.sink, decode: pipeline.decodeStatistics, context: pipeline.context, inputs: pipeline.inputs)
             try out.write(report, text: FlowsTextFormatter.render)

@@ -26,8 +26,7 @@ extension Framescope {
         @Flag(help: "List capture interfaces with their addresses, and exit.")
         var list = false
 
-        @OptionGroup var dissectors: DissectorOptions
-        @OptionGroup(title: "Protobuf bodies") var protobuf: ProtobufOptions
+        @OptionGroup var analysis: AnalysisOptions
 
         @Option(help: ArgumentHelp("Only packets matching this BPF expression (compiled by libpcap, applied in the kernel).", valueName: "expression"))
         var filter: String?
@@ -56,7 +55,6 @@ extension Framescope {
         @Flag(help: "Deliver packets as they arrive instead of in blocks (more wake-ups, fresher view).")
         var immediate = false
 
-        @OptionGroup(title: "Reassembly limits") var limits: LimitOptions
         @OptionGroup(title: "Output") var out: OutputOptions
         @OptionGroup(title: "CI gates") var gates: FailOnOptions
 
@@ -69,8 +67,12 @@ extension Framescope {
 
         func run() throws {
             if list { return try listInterfaces() }
-            let choice = try dissectors.choiceOrExit()
-            let protobufCheck = try protobuf.check(for: choice)
+            if analysis.dissectors.wantsAuto {
+                // Inference reads the streams before it frames them; a live capture cannot be read twice.
+                writeError("framescope: watch cannot infer the framing live: record with -w FILE.pcap, then run analyze FILE.pcap --dissector auto\n")
+                throw ExitCode(64)
+            }
+            let chain = try AnalysisChain(options: analysis, choice: try analysis.dissectors.choiceOrExit(), listedByDefault: 1000)
             var options = LiveCaptureOptions(interface: interface!)
             options.filter = filter
             options.snapLength = snaplen
@@ -86,9 +88,9 @@ extension Framescope {
                 throw ExitCode(1)
             }
             let session = WatchSession(
-                capture: capture, choice: choice, protobuf: protobufCheck, limits: limits.reassembly, interval: interval, duration: duration, count: count,
+                capture: capture, chain: chain, limits: analysis.limits.reassembly, interval: interval, duration: duration, count: count,
                 reportOnStdout: out.output == nil, jsonReport: out.format == .json)
-            var report = session.run()
+            var report = try session.run()
             report.setCapture(
                 AnalysisReport.Capture(
                     interface: options.interface, filter: filter, packetsCaptured: session.packets,

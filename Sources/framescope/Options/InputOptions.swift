@@ -24,6 +24,12 @@ struct InputOptions: ParsableArguments {
     @Option(name: [.customShort("t"), .long], help: "Threads: 1 reads and analyzes on one; 2 reads with libpcap on a second thread. Results are identical.")
     var threads = 2
 
+    /// `--filter` compiled by libpcap; a bad expression is a usage error.
+    func packetFilter() throws -> PacketFilter? {
+        guard let filter else { return nil }
+        do { return try PacketFilter(expression: filter) } catch { throw ValidationError(error.description) }
+    }
+
     func validate() throws {
         if files.isEmpty { throw ValidationError("give at least one capture file, or '-' for standard input") }
         if let count, count <= 0 { throw ValidationError("--count must be a positive number of packets") }
@@ -71,15 +77,8 @@ struct ByteSize: ExpressibleByArgument, Sendable {
     init(_ bytes: Int) { self.bytes = bytes }
 
     init?(argument: String) {
-        let text = argument.uppercased().replacingOccurrences(of: "IB", with: "").replacingOccurrences(of: "B", with: "")
-        let units: [(String, Int)] = [("K", 1 << 10), ("M", 1 << 20), ("G", 1 << 30)]
-        var multiplier = 1, digits = Substring(text)
-        if let unit = units.first(where: { text.hasSuffix($0.0) }) {
-            multiplier = unit.1
-            digits = text.dropLast()
-        }
-        guard let value = Int(digits), value >= 0, value <= Int.max / multiplier else { return nil }
-        bytes = value * multiplier
+        guard let bytes = parseSize(argument) else { return nil }
+        self.bytes = bytes
     }
 
     var defaultValueDescription: String { "\(bytes)" }

@@ -17,11 +17,3 @@ public struct CaptureInfo: Sendable {
         self.originalLength = originalLength
     }
 }
-
-/// A source of packets whose bytes are borrowed for the duration of `body` only
-/// (that is how long `pcap_next_ex` data stays valid).
-public protocol PacketSource {
-    associatedtype Failure: Error
-    /// Calls `body` with the next packet; returns false at the end of input.
-    mutating func nextPacket(_ body: (CaptureInfo, UnsafeRawBufferPointer) -> Void) throws(Failure) -> Bool
-}

@@ -6,11 +6,10 @@ import FramescopeReport
 import Glibc
 #endif
 
-/// The live loop: capture → flow table → analyzer, with the view refreshed every interval.
+/// The live loop: capture → flow table → the analysis chain, with the view refreshed every interval.
 final class WatchSession {
     let capture: LiveCapture
-    let choice: DissectorChoice
-    let protobuf: ProtobufCheck?
+    let chain: AnalysisChain
     let limits: ReassemblyOptions
     let interval: Double
     let duration: Double?
@@ -23,11 +22,10 @@ final class WatchSession {
     private(set) var finalStatistics: CaptureStatistics?
     private(set) var failure: String?
 
-    init(capture: LiveCapture, choice: DissectorChoice, protobuf: ProtobufCheck?, limits: ReassemblyOptions, interval: Double, duration: Double?, count: Int?,
+    init(capture: LiveCapture, chain: AnalysisChain, limits: ReassemblyOptions, interval: Double, duration: Double?, count: Int?,
          reportOnStdout: Bool, jsonReport: Bool) {
         self.capture = capture
-        self.choice = choice
-        self.protobuf = protobuf
+        self.chain = chain
         self.limits = limits
         self.interval = interval
         self.duration = duration
@@ -39,11 +37,9 @@ final class WatchSession {
                         interface: capture.options.interface, filter: capture.options.filter)
     }
 
-    func run() -> AnalysisReport {
+    func run() throws -> AnalysisReport {
         installSignalHandlers()
-        var analyzer = Analyzer(choice: choice, protobuf: protobuf)
-        analyzer.maxRetainedConnections = 1000
-        var table = FlowTable(sink: SinkPair(analyzer, FlowsCollector(retainSummaries: false)), options: limits)
+        var table = FlowTable(sink: chain.sink, options: limits)
         writeError("framescope: capturing on \(capture.options.interface)\(capture.options.filter.map { " (filter: \($0))" } ?? ""); Ctrl-C to stop\n")
         view.start()
         let start = monotonicSeconds()
@@ -66,7 +62,7 @@ final class WatchSession {
             let after = monotonicSeconds()
             if after >= nextRefresh {
                 elapsed = after - start
-                view.refresh(elapsed: elapsed, packets: packets, bytes: bytes, statistics: capture.statistics, analyzer: table.sink.first, openConnections: table.activeConnections)
+                view.refresh(elapsed: elapsed, packets: packets, bytes: bytes, statistics: capture.statistics, analyzer: table.sink.first, open: openAnalyses(table))
                 nextRefresh = max(nextRefresh + interval, after + interval / 2)
             }
         }
@@ -75,10 +71,15 @@ final class WatchSession {
         capture.flush()
         table.finish()
         view.finish()
-        let flows = FlowsReport(collector: table.sink.second, decode: table.decodeStatistics, context: table.context, inputs: [
+        return try chain.report(of: table.sink, decode: table.decodeStatistics, context: table.context, inputs: [
             FlowsReport.Input(path: capture.options.interface, packets: packets, firstFrame: 1, reader: "libpcap-live", error: failure),
         ])
-        return AnalysisReport(analyzer: table.sink.first, flows: flows, choice: choice)
+    }
+
+    private func openAnalyses(_ table: FlowTable<AnalysisChain.Sink>) -> [ConnectionAnalysis] {
+        var open: [ConnectionAnalysis] = []
+        table.forEachOpenConnection { summary, state in open.append(table.sink.first.analysis(ofOpen: summary, state.first)) }
+        return open
     }
 
     private func installSignalHandlers() {

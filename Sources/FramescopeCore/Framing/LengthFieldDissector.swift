@@ -129,6 +129,16 @@ public struct LengthFieldDissector: FrameDissector, Sendable, Equatable {
         return .frame(length: total, type: type, body: min(total, bodyOffset ?? header))
     }
 
+    /// The length of a frame starting at `b`'s first byte (no preamble handling): nil when more
+    /// bytes are needed, -1 when the header is malformed.
+    func frameLength(_ b: UnsafeRawBufferPointer) -> Int? {
+        switch decodeFrame(b) {
+        case .frame(let length, _, _), .preamble(let length): length
+        case .needMoreData: nil
+        case .malformed: -1
+        }
+    }
+
     private enum LengthRead {
         case needMore
         case malformed(MalformedReason)

@@ -11,7 +11,7 @@ import Glibc
 /// reads on a second thread; packets reach the flow table in the same order, so the results are
 /// identical. (Measured: also moving decoding and reassembly to that thread was slower — the
 /// copies of every chunk and event cost more than the split saved.)
-struct Pipeline<Sink: StreamSink> {
+struct CapturePipeline<Sink: StreamSink> {
     var sink: Sink
     var reader: CaptureReader
     let threads: Int
@@ -21,10 +21,7 @@ struct Pipeline<Sink: StreamSink> {
     private(set) var context: ReassemblyContext
 
     init(input: InputOptions, limits: LimitOptions, sink: Sink) throws {
-        var filter: PacketFilter?
-        if let expression = input.filter {
-            do { filter = try PacketFilter(expression: expression) } catch { throw ValidationError(error.description) }
-        }
+        let filter = try input.packetFilter()
         self.sink = sink
         options = limits.reassembly
         context = ReassemblyContext(options: limits.reassembly)

@@ -69,15 +69,8 @@ public enum FramingInference {
         // Varint length prefixes (protobuf at 0, MQTT-like at 1…4).
         for offset in 0...4 {
             let spec = offset == 0 ? "varint" : "length:offset=\(offset),encoding=varint"
-            consider(spec, rank: (0, 0, offset, 0)) { b in
-                var value = 0
-                for i in 0..<5 {
-                    guard offset + i < b.count else { return nil }
-                    value |= Int(b[offset + i] & 0x7F) << (7 * i)
-                    if b[offset + i] & 0x80 == 0 { return offset + i + 1 + value }
-                }
-                return -1
-            }
+            let dissector = LengthFieldDissector(lengthFieldOffset: offset, encoding: .varint)
+            consider(spec, rank: (0, 0, offset, 0)) { dissector.frameLength($0) }
         }
         // Delimiters, for text.
         if samples.allSatisfy({ isMostlyText($0.bytes) }) {
@@ -104,14 +97,10 @@ public enum FramingInference {
                         // field is: widths 4, 2, 8, 3, 1 in that order; digits, the more the better.
                         let preference = encoding == "binary" ? ([4: 0, 2: 1, 8: 2, 3: 3, 1: 4][width] ?? 5) : 8 - width
                         let rank = (2, abs(adjust), preference, offset * 2 + (endian == "little" ? 1 : 0))
-                        consider(spec, rank: rank) { b in
-                            guard b.count >= offset + width else { return nil }
-                            guard let value = readValue(b, offset: offset, width: width, encoding: encoding, little: endian == "little") else {
-                                return -1
-                            }
-                            let total = offset + width + value + adjust
-                            return total >= offset + width && total <= 16 << 20 ? total : -1
-                        }
+                        let dissector = LengthFieldDissector(
+                            lengthFieldOffset: offset, lengthFieldLength: width, endianness: endian == "little" ? .little : .big,
+                            encoding: LengthFieldDissector.Encoding(rawValue: encoding) ?? .binary, lengthAdjustment: adjust)
+                        consider(spec, rank: rank) { dissector.frameLength($0) }
                     }
                 }
             }
@@ -146,28 +135,6 @@ public enum FramingInference {
             frames += 1
         }
         return frames
-    }
-
-    private static func readValue(_ b: UnsafeRawBufferPointer, offset: Int, width: Int, encoding: String, little: Bool) -> Int? {
-        var value = 0
-        switch encoding {
-        case "binary":
-            for i in 0..<width { value = value << 8 | Int(b[little ? offset + width - 1 - i : offset + i]) }
-            return value
-        default:
-            let radix = encoding == "hex" ? 16 : 10
-            for i in 0..<width {
-                let c = b[offset + i]
-                let digit: Int
-                switch c {
-                case 0x30...0x39: digit = Int(c - 0x30)
-                case 0x61...0x66 where radix == 16: digit = Int(c - 0x61 + 10)
-                default: return nil
-                }
-                value = value * radix + digit
-            }
-            return value
-        }
     }
 
     private static func find(_ delimiter: [UInt8], in b: UnsafeRawBufferPointer) -> Int? {

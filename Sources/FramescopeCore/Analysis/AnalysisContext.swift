@@ -1,0 +1,29 @@
+/// What the analyzers of all connections share: the evidence, the fine-grained size and
+/// latency histograms, the recovery budget and the messages waiting for `--messages`.
+public struct AnalysisContext: Sendable {
+    public internal(set) var evidence = EvidenceRecorder()
+    /// Message sizes and assembly latencies (µs) of all connections, per direction, at fine
+    /// precision (1/64); the per-direction histograms are coarse.
+    public internal(set) var sizes = PerDirection { _ in QuantileHistogram(bits: 6) }
+    public internal(set) var latencies = PerDirection { _ in QuantileHistogram(bits: 6) }
+    public internal(set) var recoveryBudget = RecoveryBudget()
+    /// Messages completed since the last delivery, when `recordMessages` is set.
+    var messages: [MessageRecord] = []
+    var recordMessages = false
+
+    public init(maxRecoveryBytes: Int = 32 << 20) {
+        recoveryBudget.limit = maxRecoveryBytes
+    }
+}
+
+/// The evidence kept for the report: the first `limit` events, and how many there were.
+public struct EvidenceRecorder: Sendable {
+    public static let limit = 10_000
+    public private(set) var events: [AnalysisEvent] = []
+    public private(set) var total = 0
+
+    mutating func add(_ event: AnalysisEvent) {
+        total += 1
+        if events.count < Self.limit { events.append(event) }
+    }
+}

@@ -1,0 +1,51 @@
+/// Evidence for the report: where framing went wrong, with enough to find it in Wireshark.
+public struct AnalysisEvent: Sendable, Equatable {
+    public enum Kind: String, Sendable {
+        case malformed
+        case incompleteAtEnd = "incomplete-at-end"
+        case damagedByGap = "damaged-by-gap"
+        case resynchronized
+        case gaveUp = "gave-up"
+        /// A message body that is not protobuf wire data, or not the schema's type.
+        case invalidProtobuf = "invalid-protobuf"
+    }
+
+    public var kind: Kind
+    public var reason: MalformedReason?
+    /// Why and where an `invalid-protobuf` body failed (the event's offset is the body's start).
+    public var protobufFailure: ProtobufFailureSite? = nil
+    public var connection: ConnectionID
+    public var direction: Direction
+    /// Stream offset (sequence space from the direction's first byte).
+    public var offset: Int64
+    /// Frame of the segment that carried the first byte at `offset`.
+    public var frame: UInt64
+    public var timestamp: Timestamp
+    /// Up to 16 bytes at `offset` (the header that failed, or the start of the cut message).
+    public var bytes: [UInt8]
+    /// Bytes the event covers: skipped by a resync, missing from a damaged message, present
+    /// of an incomplete one, or the length of an invalid body (whose first bytes `bytes` holds).
+    public var length: Int64
+}
+
+/// Where a body stopped parsing: the reason, the offending byte's stream offset and its frame.
+public struct ProtobufFailureSite: Sendable, Equatable {
+    public var reason: ProtobufFailure
+    public var offset: Int64
+    public var frame: UInt64
+}
+
+/// One message, for `--messages`.
+public struct MessageRecord: Sendable {
+    public var connection: ConnectionID
+    public var direction: Direction
+    public var offset: Int64
+    public var length: Int64
+    public var type: UInt64?
+    public var firstFrame: UInt64
+    public var lastFrame: UInt64
+    public var segments: Int
+    public var firstTimestamp: Timestamp
+    public var lastTimestamp: Timestamp
+    public var damagedByGap: Bool
+}

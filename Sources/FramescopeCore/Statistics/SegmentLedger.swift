@@ -1,0 +1,81 @@
+/// Which segments carried which messages, for one direction: partial messages (a message in
+/// two or more segments), merged segments (a segment with bytes of two or more messages) and
+/// the messages a one-read-one-message receiver loses.
+///
+/// A segment's message count ("touches") is final only once the messages it carries are
+/// settled: the segments a message in progress spans wait until it completes (each then gets
+/// one more) or turns out not to be a message (malformed, preamble, damaged by a gap).
+struct SegmentLedger {
+    /// The segment whose bytes are being framed.
+    private(set) var segment = SegmentMark.none
+    private var hasSegment = false
+    private var touches = 0
+    /// Earlier segments the message in progress spans, with their touches so far.
+    private var spanned: [(touches: Int, timestamp: Timestamp)] = []
+    private var inMessage = false
+    /// Segments the message in progress spans so far.
+    private(set) var messageSegments = 0
+    private var messageStartsSegment = false
+
+    /// Bytes of `next` follow; a part of the current segment (a replay) changes nothing.
+    mutating func enter(_ next: SegmentMark, figures: inout DirectionAnalysis) {
+        if hasSegment && segment.isSame(as: next) { return }
+        if hasSegment && inMessage {
+            spanned.append((touches, segment.timestamp))
+            messageSegments += 1
+        } else {
+            finish(figures: &figures)
+        }
+        segment = next
+        touches = 0
+        hasSegment = true
+    }
+
+    /// A message starts at `offset`, in the current segment.
+    mutating func beginMessage(at offset: Int64) {
+        inMessage = true
+        messageSegments = 1
+        messageStartsSegment = offset == segment.start
+    }
+
+    /// The message in progress was none: the segments it spans settle without it.
+    mutating func dropMessage(figures: inout DirectionAnalysis) {
+        settle(touched: false, figures: &figures)
+        inMessage = false
+    }
+
+    /// The message in progress completed in the current segment.
+    mutating func countMessage(figures f: inout DirectionAnalysis) {
+        settle(touched: true, figures: &f)
+        inMessage = false
+        f.segmentsPerMessage.add(messageSegments)
+        if messageSegments >= 2 {
+            f.partialMessages += 1
+            f.timeline.add(.partial, at: segment.timestamp)
+        }
+        // Safe only when it starts a segment and ends in it: the first message of a read.
+        if !(messageStartsSegment && messageSegments == 1) { f.naiveReaderLoss += 1 }
+    }
+
+    /// Settles everything still open (at the end of the direction).
+    mutating func finish(figures: inout DirectionAnalysis) {
+        settle(touched: false, figures: &figures)
+        inMessage = false
+        if hasSegment { record(touches: touches, at: segment.timestamp, figures: &figures) }
+        hasSegment = false
+    }
+
+    private mutating func settle(touched: Bool, figures: inout DirectionAnalysis) {
+        if touched { touches += 1 }
+        for s in spanned { record(touches: s.touches + (touched ? 1 : 0), at: s.timestamp, figures: &figures) }
+        spanned.removeAll(keepingCapacity: true)
+    }
+
+    private func record(touches: Int, at time: Timestamp, figures f: inout DirectionAnalysis) {
+        if touches > 0 { f.messagesPerSegment.add(touches) }
+        if touches >= 2 {
+            f.mergedSegments += 1
+            f.timeline.add(.merged, at: time)
+        }
+    }
+}

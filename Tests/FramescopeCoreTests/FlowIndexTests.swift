@@ -1,0 +1,21 @@
+@testable import FramescopeCore
+import Testing
+
+@Suite struct FlowIndexTests {
+    func key(_ i: Int) -> FlowKey {
+        FlowKey(Endpoint(address: IPAddress(ipv4: UInt32(0x0A00_0000 + i)), port: UInt16(i & 0xFFFF)), Endpoint(address: IPAddress(ipv4: 0x0A00_00FF), port: 9000))
+    }
+
+    /// A connection moved to another slot is found there, even when its entry lies past the
+    /// tombstones of removed keys (the flow table moves the last connection into a freed slot).
+    @Test func aMovedKeyIsFoundAtItsNewSlotPastTombstones() {
+        var index = FlowIndex(capacity: 16)
+        for i in 0..<2000 { index.insert(key(i), slot: i) }
+        for i in stride(from: 0, to: 2000, by: 3) { index.remove(key(i)) }
+        for i in 0..<2000 where i % 3 != 0 { index.move(key(i), to: 5000 + i) }
+        for i in 0..<2000 {
+            #expect(index[key(i)] == (i % 3 == 0 ? nil : 5000 + i))
+        }
+        #expect(index.count == 2000 - 667)
+    }
+}
