@@ -2,8 +2,9 @@
 import PackageDescription
 
 // Pipeline, one target per layer, dependencies pointing one way:
-// CPcap (libpcap) → FramescopeCapture → FramescopeCore (decode → flows → reassembly → dissection → analysis)
-// → FramescopeReport → framescope; FramescopeProtobuf turns a protoc descriptor set into Core's schema.
+// CPcap (libpcap) → FramescopeCapture → FramescopeCore (decode → flows → reassembly → framing → statistics →
+// analysis) → FramescopeReport → framescope. FramescopeProtobuf turns a protoc descriptor set into Core's
+// schema; FramescopeSynthetic makes traffic for tests and the benchmark. docs/architecture.md walks through it.
 let package = Package(
     name: "framescope",
     products: [
@@ -11,6 +12,7 @@ let package = Package(
         .library(name: "FramescopeCore", targets: ["FramescopeCore"]),
         .library(name: "FramescopeCapture", targets: ["FramescopeCapture"]),
         .library(name: "FramescopeReport", targets: ["FramescopeReport"]),
+        .library(name: "FramescopeSynthetic", targets: ["FramescopeSynthetic"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -24,19 +26,21 @@ let package = Package(
         // The only target that talks to libpcap.
         .target(name: "FramescopeCapture", dependencies: ["FramescopeCore", "CPcap"]),
         .target(name: "FramescopeReport", dependencies: ["FramescopeCore"]),
+        // Synthetic traffic for tests, fuzzing and the benchmark (framescope synth); not on the analysis path.
+        .target(name: "FramescopeSynthetic", dependencies: ["FramescopeCore"]),
         .target(name: "FramescopeProtobuf", dependencies: ["FramescopeCore", .product(name: "SwiftProtobuf", package: "swift-protobuf")]),
         .executableTarget(
             name: "framescope",
             dependencies: [
-                "FramescopeCore", "FramescopeCapture", "FramescopeReport", "FramescopeProtobuf",
+                "FramescopeCore", "FramescopeCapture", "FramescopeReport", "FramescopeProtobuf", "FramescopeSynthetic",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         // The benchmark's floor: a bare pcap_next_ex loop (scripts/bench).
         .executableTarget(name: "pcap-floor", dependencies: ["CPcap"]),
-        .testTarget(name: "FramescopeCoreTests", dependencies: ["FramescopeCore"]),
+        .testTarget(name: "FramescopeCoreTests", dependencies: ["FramescopeCore", "FramescopeSynthetic"]),
         .testTarget(
-            name: "FramescopeCaptureTests", dependencies: ["FramescopeCapture", "FramescopeReport", "FramescopeProtobuf"], exclude: ["Fixtures"]),
-        .testTarget(name: "FramescopeCLITests", dependencies: ["framescope", "FramescopeCore"], exclude: ["Fixtures"]),
+            name: "FramescopeCaptureTests", dependencies: ["FramescopeCapture", "FramescopeReport", "FramescopeProtobuf", "FramescopeSynthetic"], exclude: ["Fixtures"]),
+        .testTarget(name: "FramescopeCLITests", dependencies: ["framescope", "FramescopeCore", "FramescopeSynthetic"], exclude: ["Fixtures"]),
     ]
 )

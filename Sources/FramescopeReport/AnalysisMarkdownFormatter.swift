@@ -57,11 +57,10 @@ public enum AnalysisMarkdownFormatter {
         return out + "```\n"
     }
 
-    /// Partial, merged and malformed over time as one sparkline per kind, for the directions
+    /// Partial, merged and malformed over time as one sparkline per kind, for the connections
     /// with the most events (each line is that direction's own time axis).
     private static func timelines(_ r: AnalysisReport) -> String {
-        let rows = r.connections.flatMap { c in c.directions.enumerated().compactMap { i, d in d.timeline.map { (c.id, i, $0) } } }
-            .sorted { total($0.2) > total($1.2) }.prefix(6)
+        let rows = r.timelineConnections.shown.flatMap { c in c.directions.enumerated().compactMap { i, d in d.timeline.map { (c.id, i, $0) } } }
         guard !rows.isEmpty else { return "" }
         var out = "\n**Over time** (one character = one interval; ▁ to █ = fewer to more)\n\n```\n"
         for (id, direction, t) in rows {
@@ -73,17 +72,13 @@ public enum AnalysisMarkdownFormatter {
         return out + "```\n"
     }
 
-    private static func total(_ t: AnalysisReport.Timeline) -> Int {
-        t.partial.reduce(0, +) + t.merged.reduce(0, +) + t.malformed.reduce(0, +)
-    }
-
     private static func sparkline(_ values: [Int]) -> String {
         let marks = Array("▁▂▃▄▅▆▇█"), largest = max(1, values.max() ?? 1)
         return String(values.map { $0 == 0 ? " " : marks[min(7, ($0 * 8 - 1) / largest)] })
     }
 
     private static func worstConnections(_ r: AnalysisReport) -> String {
-        let ranked = r.worstDirections(limit: 10)
+        let ranked = r.shownWorstDirections
         guard !ranked.isEmpty else { return "" }
         var out = "\n### Worst directions\n\n| # | from → to | dissector | messages | partial | merged | naive loss | malformed |\n|---:|---|---|---:|---:|---:|---:|---:|\n"
         for (c, _, d) in ranked {
@@ -95,17 +90,16 @@ public enum AnalysisMarkdownFormatter {
 
     private static func evidence(_ r: AnalysisReport) -> String {
         guard !r.events.isEmpty else { return "" }
-        var out = "\n### Evidence (\(r.eventsTotal) events)\n\n"
-        for e in r.events.prefix(20) {
+        var out = "\n### Evidence (\(r.eventsCaption))\n\n"
+        for e in r.shownEvents {
             out += "- **\(e.kind)\(e.reason.map { " (\($0))" } ?? "")** — connection \(e.connection) `\(e.from)` → `\(e.to)`, "
             out += "stream offset \(e.offset), frame \(e.frame)\(e.length > 0 ? ", \(e.length) B" : "")"
             if let at = e.failedAt, let frame = e.failedInFrame { out += ", stops parsing at offset \(at) (frame \(frame))" }
             out += "  \n"
             out += "  Wireshark: `\(e.wiresharkFilter)`"
-            if !e.bytes.isEmpty { out += "  \n  bytes: `\(e.bytes)`" }
+            if !e.bytes.isEmpty { out += "  \n  bytes: `\(hex(e.bytes))`" }
             out += "\n"
         }
-        if r.eventsTotal > 20 { out += "- … \(r.eventsTotal - 20) more in `--format json`\n" }
         return out
     }
 

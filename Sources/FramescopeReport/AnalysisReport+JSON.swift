@@ -202,7 +202,7 @@ extension AnalysisReport.Distribution {
 extension AnalysisReport.Event {
     func write(to w: inout JSONWriter) {
         w.object { w in
-            w.field("bytes", bytes)
+            w.field("bytes", hex(bytes))
             w.field("connection", connection)
             if let failedAt { w.field("failedAt", failedAt) }
             if let failedInFrame { w.field("failedInFrame", failedInFrame) }

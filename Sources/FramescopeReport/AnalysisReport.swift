@@ -31,7 +31,7 @@ public struct AnalysisReport: Sendable {
     /// Live captures only: the interface and what the kernel dropped.
     public var capture: Capture?
 
-    public struct Capture: Codable, Sendable {
+    public struct Capture: Sendable {
         public var interface: String
         public var filter: String?
         /// Packets framescope read from the capture.
@@ -59,7 +59,7 @@ public struct AnalysisReport: Sendable {
         }
     }
 
-    public struct Protobuf: Codable, Sendable {
+    public struct Protobuf: Sendable {
         /// `wire` (well-formed protobuf wire data) or `schema` (parses as `message`).
         public var mode: String
         public var message: String?
@@ -69,7 +69,7 @@ public struct AnalysisReport: Sendable {
     }
 
     /// Bodies checked as protobuf in a direction (or summed).
-    public struct ProtobufFigures: Codable, Sendable {
+    public struct ProtobufFigures: Sendable {
         public var checked: Int
         public var invalid: Int
         public var invalidPercent: Double
@@ -78,7 +78,7 @@ public struct AnalysisReport: Sendable {
         public var counts: [String: Int]?
     }
 
-    public struct Dissectors: Codable, Sendable {
+    public struct Dissectors: Sendable {
         /// The SPEC every connection without a per-port one uses (reusable on the command line).
         public var `default`: String?
         /// Its preset or protocol-file name, or the SPEC again.
@@ -86,7 +86,7 @@ public struct AnalysisReport: Sendable {
         public var byServerPort: [String: String]
     }
 
-    public struct Totals: Codable, Sendable {
+    public struct Totals: Sendable {
         public var connections: Int
         public var dissectedConnections: Int
         /// Connections counted in the totals but not listed (long live captures keep only the
@@ -97,7 +97,7 @@ public struct AnalysisReport: Sendable {
         public var all: Figures
     }
 
-    public struct Connection: Codable, Sendable {
+    public struct Connection: Sendable {
         public var id: Int
         public var client: String
         public var server: String
@@ -111,7 +111,7 @@ public struct AnalysisReport: Sendable {
         public var directions: [DirectionReport]
     }
 
-    public struct DirectionReport: Codable, Sendable {
+    public struct DirectionReport: Sendable {
         public var from: String
         public var to: String
         public var bytes: Int64
@@ -130,7 +130,7 @@ public struct AnalysisReport: Sendable {
         public var timeline: Timeline?
     }
 
-    public struct Timeline: Codable, Sendable {
+    public struct Timeline: Sendable {
         /// Epoch seconds where the first bucket starts (the first event).
         public var origin: String
         public var bucketSeconds: Double
@@ -140,7 +140,7 @@ public struct AnalysisReport: Sendable {
     }
 
     /// Everything measured for a direction, or summed over several.
-    public struct Figures: Codable, Sendable {
+    public struct Figures: Sendable {
         public var segments: Int
         public var messages: Int
         public var messageBytes: Int64
@@ -175,14 +175,14 @@ public struct AnalysisReport: Sendable {
         public var protobuf: ProtobufFigures?
     }
 
-    public struct Distribution: Codable, Sendable {
+    public struct Distribution: Sendable {
         public var min: Double
         public var p50: Double
         public var p99: Double
         public var max: Double
     }
 
-    public struct Event: Codable, Sendable {
+    public struct Event: Sendable {
         public var kind: String
         public var reason: String?
         public var connection: Int
@@ -191,8 +191,8 @@ public struct AnalysisReport: Sendable {
         public var offset: Int64
         public var frame: UInt64
         public var time: String
-        /// Up to 16 bytes at `offset`, hex.
-        public var bytes: String
+        /// Up to 16 bytes at `offset` (the JSON has them in hex).
+        public var bytes: [UInt8]
         public var length: Int64
         /// A Wireshark display filter showing the frame.
         public var wiresharkFilter: String
@@ -400,7 +400,7 @@ extension AnalysisReport.Event {
         offset = e.offset
         frame = e.frame
         time = e.timestamp.epochString
-        bytes = hex(e.bytes)
+        bytes = e.bytes
         length = e.length
         wiresharkFilter = "tcp.stream == \(e.connection.rawValue) && frame.number == \(e.frame)"
     }

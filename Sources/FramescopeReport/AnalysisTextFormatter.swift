@@ -83,8 +83,8 @@ public enum AnalysisTextFormatter {
     }
 
     private static func worst(_ r: AnalysisReport) -> String {
-        let ranked = r.worstDirections(limit: 5)
-        guard !ranked.isEmpty, r.analyses.count > 1 else { return "" }
+        let ranked = r.shownWorstDirections
+        guard !ranked.isEmpty else { return "" }
         var s = "\nworst directions:\n"
         for (c, _, d) in ranked {
             s += "  #\(c.id) \(d.from) → \(d.to): \(d.figures.malformed) malformed, naive-reader loss \(pct(d.figures.naiveReaderLossPercent))\n"
@@ -94,18 +94,16 @@ public enum AnalysisTextFormatter {
 
     private static func evidence(_ r: AnalysisReport) -> String {
         guard !r.events.isEmpty else { return "" }
-        var s = "\nevidence (\(r.eventsTotal) events):\n"
-        let shown = r.events.prefix(50)
-        for e in shown {
+        var s = "\nevidence (\(r.eventsCaption)):\n"
+        for e in r.shownEvents {
             var what = e.kind
             if let reason = e.reason { what += " (\(reason))" }
             s += "  \(what): #\(e.connection) \(e.from) → \(e.to) offset \(e.offset), frame \(e.frame)"
             if e.length > 0 { s += ", \(e.length) B" }
             if let at = e.failedAt, let frame = e.failedInFrame { s += ", stops parsing at offset \(at) (frame \(frame))" }
             s += "\n    wireshark: \(e.wiresharkFilter)\n"
-            if !e.bytes.isEmpty { s += "    bytes: \(e.bytes)\n" }
+            if !e.bytes.isEmpty { s += "    bytes: \(hex(e.bytes))\n" }
         }
-        if r.eventsTotal > shown.count { s += "  … \(r.eventsTotal - shown.count) more in --format json\n" }
         return s
     }
 

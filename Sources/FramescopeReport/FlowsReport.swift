@@ -2,14 +2,14 @@ import FramescopeCore
 
 /// The `flows --format json` document, schema `framescope.flows/1` (docs/json-schemas.md).
 /// Field names are stable; new fields may be added, none renamed or removed within /1.
-public struct FlowsReport: Codable, Sendable {
+public struct FlowsReport: Sendable {
     public var schema = "framescope.flows/1"
     public var inputs: [Input]
     public var packets: Packets
     public var limits: Limits
     public var connections: [Connection]
 
-    public struct Input: Codable, Sendable {
+    public struct Input: Sendable {
         public var path: String
         public var packets: Int
         public var firstFrame: UInt64
@@ -25,14 +25,14 @@ public struct FlowsReport: Codable, Sendable {
         }
     }
 
-    public struct Packets: Codable, Sendable {
+    public struct Packets: Sendable {
         public var total: Int
         public var tcp: Int
         /// Packets not handed to the flow table, by reason (`not-tcp`, `ip-fragment`, …).
         public var skipped: [String: Int]
     }
 
-    public struct Limits: Codable, Sendable {
+    public struct Limits: Sendable {
         public var peakBufferedBytes: Int
         public var bufferLimitGaps: Int
         /// Bytes that arrived for holes already skipped by a buffer limit (not delivered).
@@ -42,7 +42,7 @@ public struct FlowsReport: Codable, Sendable {
         public var directionsWithoutConflictCheck: Int
     }
 
-    public struct Connection: Codable, Sendable {
+    public struct Connection: Sendable {
         public var id: Int
         public var client: String
         public var server: String
@@ -63,7 +63,7 @@ public struct FlowsReport: Codable, Sendable {
         public var directions: [DirectionReport]
     }
 
-    public struct DirectionReport: Codable, Sendable {
+    public struct DirectionReport: Sendable {
         public var from: String
         public var to: String
         public var packets: Int
@@ -86,14 +86,14 @@ public struct FlowsReport: Codable, Sendable {
         public var conflicts: Conflicts
     }
 
-    public struct Gaps: Codable, Sendable {
+    public struct Gaps: Sendable {
         public var count: Int
         public var bytes: Int64
         /// The first 32 gaps.
         public var list: [Gap]
     }
 
-    public struct Gap: Codable, Sendable, Equatable {
+    public struct Gap: Sendable, Equatable {
         /// Sequence-space offset from the direction's first byte.
         public var offset: Int64
         /// Offset in the extracted (gap-free) stream where the hole sits.
@@ -102,7 +102,7 @@ public struct FlowsReport: Codable, Sendable {
         public var reason: String
     }
 
-    public struct Conflicts: Codable, Sendable {
+    public struct Conflicts: Sendable {
         public var count: Int
         public var bytes: Int64
         /// The first 32 conflicts.
@@ -111,7 +111,7 @@ public struct FlowsReport: Codable, Sendable {
         public var uncheckedBytes: Int64
     }
 
-    public struct Conflict: Codable, Sendable {
+    public struct Conflict: Sendable {
         public var offset: Int64
         public var length: Int64
         public var frame: UInt64

@@ -8,7 +8,7 @@ import Glibc
 /// `ip.port` names) and builds `index.json` with byte counts and gap maps. Gaps are never
 /// filled: the file holds the captured bytes in order, the gap map says where holes were.
 public struct StreamExtractor: StatelessStreamSink {
-    public struct IndexEntry: Codable, Sendable {
+    public struct IndexEntry: Sendable {
         public var connection: Int
         public var direction: String
         public var from: String
@@ -18,23 +18,9 @@ public struct StreamExtractor: StatelessStreamSink {
         public var bytes: Int64
         public var gaps: [FlowsReport.Gap]
         public var conflicts: Int
-
-        enum CodingKeys: String, CodingKey { case connection, direction, from, to, file, bytes, gaps, conflicts }
-
-        public func encode(to encoder: Encoder) throws {
-            var c = encoder.container(keyedBy: CodingKeys.self)
-            try c.encode(connection, forKey: .connection)
-            try c.encode(direction, forKey: .direction)
-            try c.encode(from, forKey: .from)
-            try c.encode(to, forKey: .to)
-            try c.encode(file, forKey: .file)  // null, not absent, for a direction without bytes
-            try c.encode(bytes, forKey: .bytes)
-            try c.encode(gaps, forKey: .gaps)
-            try c.encode(conflicts, forKey: .conflicts)
-        }
     }
 
-    public struct Index: Codable, Sendable {
+    public struct Index: Sendable {
         public var schema = "framescope.extract/1"
         public var streams: [IndexEntry]
     }

@@ -1,3 +1,4 @@
+import FramescopeSynthetic
 import FramescopeCore
 import Foundation
 import Testing

@@ -1,3 +1,4 @@
+import FramescopeSynthetic
 import FramescopeCapture
 @testable import FramescopeCore
 import Foundation

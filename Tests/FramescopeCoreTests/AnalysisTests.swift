@@ -1,3 +1,4 @@
+import FramescopeSynthetic
 @testable import FramescopeCore
 import Testing
 

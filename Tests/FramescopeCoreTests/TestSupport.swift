@@ -1,3 +1,4 @@
+import FramescopeSynthetic
 @testable import FramescopeCore
 
 /// A sink that keeps everything, for assertions.

@@ -25,16 +25,16 @@ struct HalfStream {
     /// Stream offset of the next byte to deliver.
     private(set) var frontier: Int64 = 0
     /// Bytes delivered so far (the gap-free offset of `frontier`).
-    private var captured: Int64 = 0
+    var captured: Int64 = 0
     private var finOffset: Int64?
     /// Out-of-order segments sorted by offset, not overlapping each other; live from `head` on.
-    private var pending: [Buffered] = []
-    private var head = 0
-    private(set) var bufferedCost = 0
-    private var window: ConflictWindow?
-    private var windowDenied = false
+    var pending: [Buffered] = []
+    var head = 0
+    var bufferedCost = 0
+    var window: ConflictWindow?
+    var windowDenied = false
     /// The last holes skipped, to recognise bytes that arrive after their hole was given up.
-    private var skippedHoles: [(start: Int64, end: Int64)] = []
+    var skippedHoles: [(start: Int64, end: Int64)] = []
 
     var hasPending: Bool { head < pending.count }
 
@@ -154,7 +154,7 @@ struct HalfStream {
     }
 
     /// Delivers buffered segments that the frontier has reached.
-    private mutating func drain<Sink: StreamSink>(route: Route, context: inout ReassemblyContext, sink: inout Sink, state: inout Sink.ConnectionState) {
+    mutating func drain<Sink: StreamSink>(route: Route, context: inout ReassemblyContext, sink: inout Sink, state: inout Sink.ConnectionState) {
         while head < pending.count && pending[head].offset <= frontier {
             let segment = pending[head]
             pending[head].bytes = []
@@ -189,7 +189,7 @@ struct HalfStream {
     }
 
     /// Skips `length` missing bytes at the frontier and reports them as a gap.
-    private mutating func skip<Sink: StreamSink>(_ length: Int64, reason: GapReason, route: Route, sink: inout Sink, state: inout Sink.ConnectionState) {
+    mutating func skip<Sink: StreamSink>(_ length: Int64, reason: GapReason, route: Route, sink: inout Sink, state: inout Sink.ConnectionState) {
         guard length > 0 else { return }
         if reason == .bufferLimit {
             if skippedHoles.count == 8 { skippedHoles.removeFirst() }
@@ -224,177 +224,5 @@ struct HalfStream {
             context.conflictWindowBytes -= window.capacity
             self.window = nil
         }
-    }
-
-    // MARK: Out-of-order buffer
-
-    /// Copies the parts of an out-of-order segment that no buffered segment covers yet;
-    /// returns false when it brought nothing new (a copy of buffered data).
-    private mutating func buffer<Sink: StreamSink>(
-        _ payload: UnsafeRawBufferPointer, missingTail: Int, at start: Int64, frame: UInt64, timestamp: Timestamp,
-        route: Route, sink: inout Sink, state: inout Sink.ConnectionState, context: inout ReassemblyContext
-    ) -> Bool {
-        let end = start + Int64(payload.count)
-        var added = false
-        var index = insertionIndex(for: start)
-        // A buffered segment that starts before us may cover our beginning.
-        if index > head && pending[index - 1].end > start { index -= 1 }
-        var cursor = start
-        while cursor < end {
-            if index < pending.count && pending[index].offset <= cursor {
-                let kept = pending[index]
-                let overlapEnd = min(end, kept.end)
-                if overlapEnd > cursor {
-                    compareBuffered(kept, with: payload, payloadStart: start, from: cursor, to: overlapEnd, frame: frame, route: route, sink: &sink, state: &state)
-                    cursor = overlapEnd
-                }
-                index += 1
-                continue
-            }
-            let pieceEnd = index < pending.count ? min(end, pending[index].offset) : end
-            let piece = payload.slice(from: Int(cursor - start), count: Int(pieceEnd - cursor))
-            let isLast = pieceEnd == end
-            let segment = Buffered(
-                offset: cursor, bytes: [UInt8](piece), frame: frame, timestamp: timestamp,
-                missingTail: isLast ? missingTail : 0)
-            if index == head {
-                // Before everything pending (segments arriving in reverse order): use a free
-                // slot in front, making room once in a while, so each insert is O(1).
-                if head == 0 && pending.count > 64 { makeRoomInFront() }
-                if head > 0 {
-                    head -= 1
-                    pending[head] = segment
-                } else {
-                    pending.insert(segment, at: 0)
-                }
-                index = head
-            } else {
-                pending.insert(segment, at: index)
-            }
-            bufferedCost += segment.cost
-            context.addBuffered(segment.cost)
-            index += 1
-            cursor = pieceEnd
-            added = true
-        }
-        if payload.isEmpty && missingTail > 0 {
-            // Nothing captured at all: remember only where the hole ends.
-            let segment = Buffered(offset: start, bytes: [], frame: frame, timestamp: timestamp, missingTail: missingTail)
-            pending.insert(segment, at: index)
-            bufferedCost += segment.cost
-            context.addBuffered(segment.cost)
-            added = true
-        }
-        return added
-    }
-
-    /// Moves the pending segments back, leaving as many free slots in front as there are
-    /// segments, so that a run of earlier segments inserts in O(1) each.
-    private mutating func makeRoomInFront() {
-        let live = pending.count - head
-        let filler = Buffered(offset: 0, bytes: [], frame: 0, timestamp: .zero, missingTail: 0)
-        var moved = [Buffered](repeating: filler, count: live)
-        moved.reserveCapacity(live * 2)
-        moved.append(contentsOf: pending[head...])
-        pending = moved
-        head = live
-    }
-
-    private func insertionIndex(for offset: Int64) -> Int {
-        var low = head, high = pending.count
-        while low < high {
-            let mid = (low + high) / 2
-            if pending[mid].offset < offset { low = mid + 1 } else { high = mid }
-        }
-        return low
-    }
-
-    private mutating func compactPending() {
-        if head == pending.count {
-            pending.removeAll(keepingCapacity: pending.capacity <= 64)
-            head = 0
-        } else if head > 32 && head * 2 > pending.count {
-            pending.removeFirst(head)
-            head = 0
-        }
-    }
-
-    private mutating func enforceLimits<Sink: StreamSink>(route: Route, context: inout ReassemblyContext, sink: inout Sink, state: inout Sink.ConnectionState) {
-        while hasPending && (bufferedCost > context.options.maxBufferedBytesPerDirection
-            || pending.count - head > context.options.maxBufferedSegmentsPerDirection) {
-            skipFirstHole(reason: .bufferLimit, route: route, context: &context, sink: &sink, state: &state)
-        }
-        while hasPending && context.bufferedBytes > context.options.maxBufferedBytesTotal {
-            context.globalLimitEvictions += 1
-            skipFirstHole(reason: .bufferLimit, route: route, context: &context, sink: &sink, state: &state)
-        }
-    }
-
-    // MARK: Conflicts
-
-    private mutating func rememberForConflicts(_ bytes: UnsafeRawBufferPointer, context: inout ReassemblyContext) {
-        let capacity = context.options.conflictWindow
-        guard capacity > 0 else { return }
-        if window == nil && !windowDenied {
-            if context.conflictWindowBytes + capacity <= context.options.maxConflictWindowBytesTotal {
-                window = ConflictWindow(capacity: capacity)
-                context.conflictWindowBytes += capacity
-            } else {
-                windowDenied = true
-                context.directionsWithoutConflictCheck += 1
-            }
-        }
-        window?.append(bytes, at: frontier)
-    }
-
-    /// Compares an old copy with the delivered bytes still in the conflict window.
-    private mutating func checkOverlap<Sink: StreamSink>(
-        _ bytes: UnsafeRawBufferPointer, at offset: Int64, frame: UInt64, route: Route, sink: inout Sink, state: inout Sink.ConnectionState
-    ) {
-        let result = window?.compare(bytes, at: offset) ?? (from: offset, checked: 0, differs: false)
-        statistics.uncheckedOverlapBytes += Int64(bytes.count - result.checked)
-        if result.differs {
-            reportConflict(at: result.from, length: Int64(result.checked), frame: frame, route: route, sink: &sink, state: &state)
-        }
-    }
-
-    /// In-order bytes about to be delivered may overlap buffered copies that came earlier.
-    private mutating func compareWithPending<Sink: StreamSink>(
-        _ bytes: UnsafeRawBufferPointer, at start: Int64, frame: UInt64, route: Route, sink: inout Sink, state: inout Sink.ConnectionState
-    ) {
-        let end = start + Int64(bytes.count)
-        var index = head
-        while index < pending.count && pending[index].offset < end {
-            let kept = pending[index]
-            let from = max(start, kept.offset), to = min(end, kept.end)
-            if from < to {
-                compareBuffered(kept, with: bytes, payloadStart: start, from: from, to: to, frame: kept.frame, route: route, sink: &sink, state: &state)
-            }
-            index += 1
-        }
-    }
-
-    private mutating func compareBuffered<Sink: StreamSink>(
-        _ kept: Buffered, with payload: UnsafeRawBufferPointer, payloadStart: Int64, from: Int64, to: Int64,
-        frame: UInt64, route: Route, sink: inout Sink, state: inout Sink.ConnectionState
-    ) {
-        let differs = kept.bytes.withUnsafeBytes { keptBytes in
-            var o = from
-            while o < to {
-                if keptBytes[Int(o - kept.offset)] != payload[Int(o - payloadStart)] { return true }
-                o += 1
-            }
-            return false
-        }
-        if differs { reportConflict(at: from, length: to - from, frame: frame, route: route, sink: &sink, state: &state) }
-    }
-
-    private mutating func reportConflict<Sink: StreamSink>(
-        at offset: Int64, length: Int64, frame: UInt64, route: Route, sink: inout Sink, state: inout Sink.ConnectionState
-    ) {
-        statistics.conflicts += 1
-        statistics.conflictBytes += length
-        sink.conflict(
-            StreamConflict(connection: route.connection, direction: route.direction, offset: offset, length: length, frame: frame), state: &state)
     }
 }

@@ -4,10 +4,6 @@
 /// Every figure shown carries `data-json`, its path in the JSON report (`#ID` picks the
 /// connection with that id), so tests can check the page against `--format json`.
 public enum AnalysisHTMLFormatter {
-    static let listedDirections = 20
-    static let timelineConnections = 12
-    static let shownEvents = 50
-
     public static func render(_ r: AnalysisReport) -> String {
         let title = "framescope: " + (r.capture.map { "live capture on \($0.interface)" } ?? r.inputs.map { baseName($0.path) }.joined(separator: ", "))
         var body = header(r)
@@ -189,15 +185,9 @@ public enum AnalysisHTMLFormatter {
     }
 
     private static func timeline(_ r: AnalysisReport) -> String {
+        let (chosen, withEvents) = r.timelineConnections
+        guard !chosen.isEmpty else { return "" }
         let listed = Array(r.connections)
-        let withEvents = listed.filter { c in c.directions.contains { $0.timeline != nil } }
-        guard !withEvents.isEmpty else { return "" }
-        func weight(_ c: AnalysisReport.Connection) -> Int {
-            c.directions.reduce(0) { sum, d in
-                sum + (d.timeline.map { $0.partial.reduce(0, +) + $0.merged.reduce(0, +) + 10 * $0.malformed.reduce(0, +) } ?? 0)
-            }
-        }
-        let chosen = withEvents.sorted { (weight($0), $1.id) > (weight($1), $0.id) }.prefix(timelineConnections).sorted { $0.id < $1.id }
         var rows: [TimelineChart.Row] = []
         for c in chosen {
             for (i, d) in c.directions.enumerated() {
@@ -213,13 +203,13 @@ public enum AnalysisHTMLFormatter {
         var out = "<h2>Over time</h2>\n<p class=\"legendline\"><span class=\"key partial\"></span>partial messages "
         out += "<span class=\"key merged\"></span>merged segments <span class=\"key malformed\"></span>malformed headers · "
         out += "\(rows.count) directions of the \(chosen.count) connections with the most events"
-        if withEvents.count > chosen.count { out += " (of \(withEvents.count))" }
+        if withEvents > chosen.count { out += " (of \(withEvents))" }
         out += "; darker = more in that interval</p>\n"
         return out + "<figure class=\"wide\">" + TimelineChart(rows: rows, start: start, end: end).render() + "</figure>\n"
     }
 
     private static func worst(_ r: AnalysisReport) -> String {
-        let ranked = r.worstDirections(limit: listedDirections)
+        let ranked = r.shownWorstDirections
         guard !ranked.isEmpty else { return "" }
         var out = "<h2>Worst connections</h2>\n<table class=\"sortable\"><thead><tr><th>#</th><th>from → to</th><th>dissector</th>"
         out += "<th>messages</th><th>partial %</th><th>merged %</th><th>naive loss</th><th>malformed</th><th>incomplete</th><th>Wireshark</th></tr></thead><tbody>\n"
@@ -241,8 +231,8 @@ public enum AnalysisHTMLFormatter {
 
     private static func evidence(_ r: AnalysisReport) -> String {
         guard !r.events.isEmpty else { return "" }
-        var out = "<h2>Evidence <small>(\(r.eventsTotal) events\(r.eventsTotal > shownEvents ? ", the first \(shownEvents) shown; all in --format json" : ""))</small></h2>\n"
-        for (i, e) in r.events.prefix(shownEvents).enumerated() {
+        var out = "<h2>Evidence <small>(\(escapeHTML(r.eventsCaption)))</small></h2>\n"
+        for (i, e) in r.shownEvents.enumerated() {
             out += "<div class=\"event \(e.kind)\"><p><strong>\(escapeHTML(e.kind))\(e.reason.map { " (\(escapeHTML($0)))" } ?? "")</strong> · "
             out += "connection \(e.connection), <code>\(escapeHTML(e.from))</code> → <code>\(escapeHTML(e.to))</code> · "
             out += "stream offset <span data-json=\"events.\(i).offset\" data-value=\"\(e.offset)\">\(e.offset)</span> · "
@@ -262,12 +252,11 @@ public enum AnalysisHTMLFormatter {
         "<span class=\"filter\"><code>\(escapeHTML(filter))</code><button class=\"copy\" data-copy=\"\(escapeHTML(filter))\">copy</button></span>"
     }
 
-    /// `offset  hex bytes  |ascii|` from the report's space-separated hex.
-    static func hexDump(_ hexBytes: String, offset: Int64) -> String {
-        let bytes = hexBytes.split(separator: " ").compactMap { UInt8($0, radix: 16) }
+    /// `offset  hex bytes  |ascii|`.
+    static func hexDump(_ bytes: [UInt8], offset: Int64) -> String {
         let ascii = String(bytes.map { (0x20..<0x7F).contains($0) ? Character(UnicodeScalar($0)) : "." })
         let position = String(offset, radix: 16)
-        return String(repeating: "0", count: max(0, 8 - position.count)) + position + "  " + hexBytes + "  |" + ascii + "|"
+        return String(repeating: "0", count: max(0, 8 - position.count)) + position + "  " + hex(bytes) + "  |" + ascii + "|"
     }
 
     private static func byteLabel(_ value: Int64) -> String {

@@ -29,7 +29,7 @@ extension Framescope {
             let errors = pipeline.run()
             let extractor = pipeline.sink
             let index = extractor.index
-            try emit(JSONOutput.encode(index), to: out + "/index.json")
+            try writeJSON(to: out + "/index.json") { index.write(to: &$0) }
             for problem in extractor.writeErrors { writeError("framescope: \(problem)\n") }
             let files = index.streams.filter { $0.file != nil }.count
             let bytes = index.streams.reduce(Int64(0)) { $0 + $1.bytes }

@@ -22,7 +22,7 @@ extension Framescope {
             var pipeline = try CapturePipeline(input: input, limits: limits, sink: FlowsCollector())
             let errors = pipeline.run()
             let report = FlowsReport(collector: pipeline.sink, decode: pipeline.decodeStatistics, context: pipeline.context, inputs: pipeline.inputs)
-            try out.write(report, text: FlowsTextFormatter.render)
+            try out.write(report)
             try finish(with: errors)
         }
     }

@@ -1,3 +1,4 @@
+import FramescopeSynthetic
 import ArgumentParser
 import FramescopeCore
 import FramescopeReport
@@ -66,7 +67,7 @@ extension Framescope {
             }
             drain()
             fclose(file)
-            try emit(JSONOutput.encode(traffic.truth), to: output + ".truth.json")
+            try writeJSON(to: output + ".truth.json") { traffic.truth.write(to: &$0) }
             let t = traffic.truth
             print("wrote \(output): \(t.captureBytes) bytes, \(t.packets) packets, \(t.connections) connections, "
                 + "\(t.messagesClientToServer + t.messagesServerToClient) messages; analyze with --dissector '\(t.spec)'")
@@ -75,3 +76,20 @@ extension Framescope {
 }
 
 extension SyntheticTraffic.Framing: ExpressibleByArgument {}
+
+extension SyntheticTraffic.Truth {
+    /// `FILE.truth.json`: the totals `analyze` must report on the capture.
+    func write(to w: inout JSONWriter) {
+        w.object { w in
+            w.field("captureBytes", captureBytes)
+            w.field("connections", connections)
+            w.field("messagesClientToServer", messagesClientToServer)
+            w.field("messagesServerToClient", messagesServerToClient)
+            w.field("outOfOrderSegments", outOfOrderSegments)
+            w.field("packets", packets)
+            w.field("payloadBytes", payloadBytes)
+            w.field("retransmittedSegments", retransmittedSegments)
+            w.field("spec", spec)
+        }
+    }
+}

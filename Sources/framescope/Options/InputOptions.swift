@@ -98,26 +98,19 @@ struct OutputOptions: ParsableArguments {
 
     /// Writes the analysis report, streaming its JSON (a report can hold 50,000 connections).
     func write(_ report: AnalysisReport) throws {
-        if format == .markdown { return try emit(AnalysisMarkdownFormatter.render(report), to: output) }
-        if format == .html { return try emit(AnalysisHTMLFormatter.render(report), to: output) }
-        guard format == .json else { return try emit(AnalysisTextFormatter.render(report), to: output) }
-        var fd: Int32 = 1
-        if let output {
-            fd = open(output, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-            guard fd >= 0 else { throw Failure(message: "\(output): cannot write: \(String(cString: strerror(errno)))") }
+        switch format {
+        case .text: try emit(AnalysisTextFormatter.render(report), to: output)
+        case .markdown: try emit(AnalysisMarkdownFormatter.render(report), to: output)
+        case .html: try emit(AnalysisHTMLFormatter.render(report), to: output)
+        case .json: try writeJSON(to: output) { report.write(to: &$0) }
         }
-        defer { if fd != 1 { close(fd) } }
-        var writer = JSONWriter(fd: fd)
-        report.write(to: &writer)
-        writer.finish()
-        if writer.failed { throw Failure(message: "\(output ?? "standard output"): write failed") }
     }
 
-    /// Writes `report` as JSON, or as text rendered by `text` (flows has no markdown or HTML form).
-    func write<Report: Encodable>(_ report: Report, text: (Report) -> String) throws {
+    /// Writes the flows report (it has no Markdown or HTML form: those print the text).
+    func write(_ report: FlowsReport) throws {
         switch format {
-        case .json: try emit(JSONOutput.encode(report), to: output)
-        case .text, .markdown, .html: try emit(text(report), to: output)
+        case .json: try writeJSON(to: output) { report.write(to: &$0) }
+        case .text, .markdown, .html: try emit(FlowsTextFormatter.render(report), to: output)
         }
     }
 }

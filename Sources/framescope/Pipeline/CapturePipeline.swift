@@ -90,6 +90,20 @@ func emit(_ text: String, to path: String?) throws {
     _ = text.utf8CString.withUnsafeBufferPointer { fwrite($0.baseAddress, 1, $0.count - 1, file) }
 }
 
+/// Streams a JSON document to standard output or to `path`.
+func writeJSON(to path: String?, _ body: (inout JSONWriter) -> Void) throws {
+    var fd: Int32 = 1
+    if let path {
+        fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        guard fd >= 0 else { throw Failure(message: "\(path): cannot write: \(String(cString: strerror(errno)))") }
+    }
+    defer { if fd != 1 { close(fd) } }
+    var writer = JSONWriter(fd: fd)
+    body(&writer)
+    writer.finish()
+    if writer.failed { throw Failure(message: "\(path ?? "standard output"): write failed") }
+}
+
 /// Prints read errors and exits 1 if there were any (after the report was written).
 func finish(with errors: [CaptureError]) throws {
     for error in errors { writeError("framescope: \(error)\n") }

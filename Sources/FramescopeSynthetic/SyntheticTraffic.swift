@@ -1,3 +1,5 @@
+import FramescopeCore
+
 /// A deterministic generator of TCP traffic carrying framed messages, for benchmarks and tests.
 ///
 /// `flows` connections are active at once; each carries messages both ways, packed into
@@ -36,7 +38,7 @@ public struct SyntheticTraffic {
     }
 
     /// What the generated capture holds, for checking an analysis against.
-    public struct Truth: Codable, Sendable, Equatable {
+    public struct Truth: Sendable, Equatable {
         public var spec: String
         public var packets = 0
         public var captureBytes = 0
@@ -239,7 +241,8 @@ struct SplitMix64 {
 }
 
 extension [UInt8] {
-    mutating func appendVarint(_ value: Int) {
+    /// Appends `value` as a protobuf varint (a length prefix of writeDelimitedTo framing).
+    public mutating func appendVarint(_ value: Int) {
         var v = value
         repeat {
             append(UInt8(v & 0x7F) | (v >= 0x80 ? 0x80 : 0))

@@ -1,3 +1,5 @@
+import FramescopeCore
+
 /// Writes classic pcap files in memory: either byte order, micro- or nanosecond timestamps.
 /// The test suite round-trips them through libpcap.
 public struct CaptureFileWriter {

@@ -1,5 +1,40 @@
-/// Choices every report format shares, so text, Markdown and HTML rank and word things alike.
+/// Choices every human format shares, so text, Markdown and HTML cut, rank and word things
+/// alike; `--format json` has everything.
 extension AnalysisReport {
+    /// How much each human format lists.
+    public enum Shown {
+        public static let worstDirections = 10
+        public static let events = 20
+        /// Connections drawn in the timelines (those with the most events).
+        public static let timelineConnections = 12
+    }
+
+    /// The events the human formats list.
+    public var shownEvents: ArraySlice<Event> { events.prefix(Shown.events) }
+
+    /// `1,234 events, the first 20 shown; all in --format json`, or `3 events`.
+    public var eventsCaption: String {
+        eventsTotal > Shown.events ? "\(eventsTotal) events, the first \(Shown.events) shown; all in --format json" : "\(eventsTotal) events"
+    }
+
+    /// The worst directions the human formats list.
+    public var shownWorstDirections: [(connection: Connection, index: Int, direction: DirectionReport)] {
+        worstDirections(limit: Shown.worstDirections)
+    }
+
+    /// The connections whose timelines are drawn: most events first (a malformed header counts
+    /// ten), then listed in ID order.
+    public var timelineConnections: (shown: [Connection], withEvents: Int) {
+        let withEvents = connections.filter { c in c.directions.contains { $0.timeline != nil } }
+        func weight(_ c: Connection) -> Int {
+            c.directions.reduce(0) { sum, d in
+                sum + (d.timeline.map { $0.partial.reduce(0, +) + $0.merged.reduce(0, +) + 10 * $0.malformed.reduce(0, +) } ?? 0)
+            }
+        }
+        let shown = withEvents.sorted { (weight($0), $1.id) > (weight($1), $0.id) }.prefix(Shown.timelineConnections).sorted { $0.id < $1.id }
+        return (shown, withEvents.count)
+    }
+
     /// Directions with malformed headers or naive-reader loss, worst first: malformed headers
     /// outrank loss (they mean desync), then the loss.
     public func worstDirections(limit: Int) -> [(connection: Connection, index: Int, direction: DirectionReport)] {

@@ -1,3 +1,5 @@
+import FramescopeCore
+
 /// Builds TCP packets byte by byte, for tests and synthetic captures.
 public struct PacketBuilder {
     public enum Link: Sendable {
