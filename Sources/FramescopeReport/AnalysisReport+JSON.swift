@@ -33,30 +33,11 @@ extension AnalysisReport {
             w.array(events) { w, e in e.write(to: &w) }
             w.field("eventsTotal", eventsTotal)
             w.key("inputs")
-            w.array(inputs) { w, input in
-                w.object { w in
-                    if let error = input.error { w.field("error", error) }
-                    w.field("firstFrame", input.firstFrame)
-                    w.field("packets", input.packets)
-                    w.field("path", input.path)
-                    w.field("reader", input.reader)
-                }
-            }
+            w.array(inputs) { w, input in input.write(to: &w) }
             w.key("limits")
-            w.object { w in
-                w.field("bufferLimitGaps", limits.bufferLimitGaps)
-                w.field("connectionLimitEvictions", limits.connectionLimitEvictions)
-                w.field("directionsWithoutConflictCheck", limits.directionsWithoutConflictCheck)
-                w.field("globalLimitEvictions", limits.globalLimitEvictions)
-                w.field("lateBytes", limits.lateBytes)
-                w.field("peakBufferedBytes", limits.peakBufferedBytes)
-            }
+            limits.write(to: &w)
             w.key("packets")
-            w.object { w in
-                w.field("skipped", counts: packets.skipped)
-                w.field("tcp", packets.tcp)
-                w.field("total", packets.total)
-            }
+            packets.write(to: &w)
             if let protobuf {
                 w.key("protobuf")
                 w.object { w in

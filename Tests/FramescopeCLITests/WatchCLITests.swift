@@ -34,11 +34,12 @@ let canCapture = geteuid() == 0
     func watchCountsWhatWasSentAndItsSavedCaptureAgrees() throws {
         let (varintPort, lengthPort) = (Self.basePort, Self.basePort + 1)
         let pcap = NSTemporaryDirectory() + "framescope-watch-\(UUID().uuidString).pcap"
+        let (liveMessages, fileMessages) = (pcap + ".live.ndjson", pcap + ".file.ndjson")
         let dissectors = ["--dissector", "\(varintPort)=varint", "--dissector", "\(lengthPort)=length:offset=0,width=4"]
         let watch = Process()
         watch.executableURL = URL(fileURLWithPath: CLITests.binary)
         watch.arguments = ["watch", "lo", "--duration", "5", "--interval", "0.5", "--filter", "tcp port \(varintPort) or tcp port \(lengthPort)",
-                           "--format", "json", "--write", pcap] + dissectors
+                           "--format", "json", "--write", pcap, "--messages", liveMessages] + dissectors
         let out = Pipe(), err = Pipe()
         watch.standardOutput = out
         watch.standardError = err
@@ -62,9 +63,13 @@ let canCapture = geteuid() == 0
         let capture = try #require(report["capture"] as? [String: Any])
         #expect(capture["interface"] as? String == "lo" && capture["kernelDrops"] as? Int == 0)
         // Re-analyzing the saved packets gives the same figures.
-        let again = try cli.run(["analyze", pcap, "--format", "json"] + dissectors)
+        let again = try cli.run(["analyze", pcap, "--format", "json", "--messages", fileMessages] + dissectors)
         #expect(again.status == 0)
         #expect(try counts(again.stdout) == expected)
+        // watch and analyze build the same chain: --messages lists the same messages, line for line.
+        let live = try String(contentsOfFile: liveMessages, encoding: .utf8), file = try String(contentsOfFile: fileMessages, encoding: .utf8)
+        #expect(live.split(separator: "\n").count == 2 * (40 + 70))
+        #expect(live == file)
     }
 
     @Test(.enabled(if: canCapture, "capturing on lo needs root or CAP_NET_RAW/CAP_NET_ADMIN; run the tests as root"))
@@ -95,6 +100,18 @@ let canCapture = geteuid() == 0
         #expect(lines.count == 1)
         #expect(result.stderr.contains("no permission to capture on lo: run as root"))
         #expect(result.stderr.contains("sudo setcap cap_net_raw,cap_net_admin=eip "))
+    }
+
+    /// Inference reads the streams before framing them: watch refuses it up front (before any
+    /// capture starts, so no root is needed) instead of accepting it and dissecting nothing.
+    @Test func inferenceIsRefusedUpFrontWithWhatToDo() throws {
+        for arguments in [["watch", "lo", "--dissector", "auto"], ["watch", "lo", "--dissector", "auto", "--dissector", "9000=varint"]] {
+            let result = try cli.run(arguments + ["--duration", "1"])
+            #expect(result.status == 64, "\(arguments)")
+            #expect(result.stderr.split(separator: "\n").count == 1)
+            #expect(result.stderr.contains("watch cannot infer the framing live") && result.stderr.contains("analyze FILE.pcap --dissector auto"))
+            #expect(result.stdout.isEmpty)
+        }
     }
 
     @Test func anUnknownInterfaceListsTheValidOnes() throws {

@@ -75,9 +75,8 @@ struct ProtobufScanner {
     private var value: UInt64 = 0
     private var shift: UInt64 = 0
     /// UTF-8: continuation bytes still expected and the range the next one must be in.
-    private var utf8Need = 0
-    private var utf8Low: UInt8 = 0x80
-    private var utf8High: UInt8 = 0xBF
+    /// A string's bytes so far, a character possibly split across calls.
+    private var utf8 = UTF8Validator()
 
     private(set) var failure: (reason: ProtobufFailure, at: Int64)?
     /// The counted field's value (the last occurrence wins, as in the libraries).
@@ -97,7 +96,7 @@ struct ProtobufScanner {
         position = 0
         value = 0
         shift = 0
-        utf8Need = 0
+        utf8 = UTF8Validator()
         failure = nil
         counted = nil
     }
@@ -163,7 +162,7 @@ struct ProtobufScanner {
                 state = Int64(n) == remaining ? .tag : .opaque(remaining: remaining - Int64(n))
             case .utf8(let remaining):
                 let n = Int(min(Int64(room), remaining))
-                if let bad = firstInvalidUTF8(bytes, from: i, count: n) {
+                if let bad = utf8.firstInvalid(bytes, from: i, count: n) {
                     position += Int64(bad - i)  // the offending byte
                     fail(.invalidUTF8)
                     break
@@ -171,7 +170,7 @@ struct ProtobufScanner {
                 i += n
                 position += Int64(n)
                 if Int64(n) == remaining {
-                    if utf8Need != 0 { fail(.invalidUTF8) }
+                    if !utf8.atCharacterBoundary { fail(.invalidUTF8) }
                     state = .tag
                 } else {
                     state = .utf8(remaining: remaining - Int64(n))
@@ -191,57 +190,6 @@ struct ProtobufScanner {
             if failure == nil { checkRequired(top) }
         }
         return failure
-    }
-
-    enum WholeVerdict {
-        case valid
-        case invalid(ProtobufFailure, at: Int64)
-        /// Groups nest: the state machine reads those.
-        case hasGroups
-    }
-
-    /// A whole body without a schema, with the verdict and failure position the state machine
-    /// gives; bodies with groups are left to the state machine.
-    static func checkWhole(_ b: UnsafeRawBufferPointer) -> WholeVerdict {
-        let n = b.count
-        var i = 0
-        /// A varint from `i`: its value, or nil when the body ends inside it or it is too long.
-        func varint() -> (value: UInt64, failure: ProtobufFailure?) {
-            var value: UInt64 = 0, shift: UInt64 = 0
-            while i < n {
-                let byte = b[i]
-                i += 1
-                value |= UInt64(byte & 0x7F) << shift
-                shift += 7
-                if byte < 0x80 { return (value, nil) }
-                if shift >= 70 { return (0, .badVarint) }
-            }
-            return (0, .truncated)
-        }
-        while i < n {
-            let tag = varint()
-            if let failure = tag.failure { return .invalid(failure, at: Int64(i)) }
-            let number = tag.value >> 3
-            guard number != 0, number <= 0x1FFF_FFFF else { return .invalid(.badFieldNumber, at: Int64(i)) }
-            switch tag.value & 7 {
-            case 0:
-                if let failure = varint().failure { return .invalid(failure, at: Int64(i)) }
-            case 1, 5:
-                let size = tag.value & 7 == 1 ? 8 : 4
-                guard n - i >= size else { return .invalid(.truncated, at: Int64(n)) }
-                i += size
-            case 2:
-                let length = varint()
-                if let failure = length.failure { return .invalid(failure, at: Int64(i)) }
-                guard length.value <= UInt64(n - i) else { return .invalid(.lengthPastEnd, at: Int64(i)) }
-                i += Int(length.value)
-            case 3, 4:
-                return .hasGroups
-            default:
-                return .invalid(.badWireType, at: Int64(i))
-            }
-        }
-        return .valid
     }
 
     // MARK: Fields
@@ -295,7 +243,7 @@ struct ProtobufScanner {
         case .opaque:
             state = n == 0 ? .tag : .opaque(remaining: n)
         case .utf8:
-            utf8Need = 0
+            utf8 = UTF8Validator()
             state = n == 0 ? .tag : .utf8(remaining: n)
         case .message(let type, let field):
             push(Frame(end: position + n, type: type, group: 0, onCountPath: onCountPath(field)))
@@ -344,39 +292,5 @@ struct ProtobufScanner {
         case .group: 3
         case .fixed32: 5
         }
-    }
-
-    // MARK: UTF-8
-
-    /// Checks `count` bytes from `start`, carrying a character split across calls; returns the
-    /// index of the first byte that cannot be UTF-8 there.
-    private mutating func firstInvalidUTF8(_ bytes: UnsafeRawBufferPointer, from start: Int, count: Int) -> Int? {
-        var i = start
-        let end = start + count
-        while i < end {
-            let b = bytes[i]
-            i += 1
-            if utf8Need == 0 {
-                if b < 0x80 { continue }
-                utf8Low = 0x80
-                utf8High = 0xBF
-                switch b {
-                case 0xC2...0xDF: utf8Need = 1
-                case 0xE0: utf8Need = 2; utf8Low = 0xA0
-                case 0xE1...0xEC, 0xEE...0xEF: utf8Need = 2
-                case 0xED: utf8Need = 2; utf8High = 0x9F
-                case 0xF0: utf8Need = 3; utf8Low = 0x90
-                case 0xF1...0xF3: utf8Need = 3
-                case 0xF4: utf8Need = 3; utf8High = 0x8F
-                default: return i - 1
-                }
-            } else {
-                guard b >= utf8Low && b <= utf8High else { return i - 1 }
-                utf8Low = 0x80
-                utf8High = 0xBF
-                utf8Need -= 1
-            }
-        }
-        return nil
     }
 }

@@ -1,0 +1,147 @@
+import FramescopeCore
+
+/// Connections, directions, figures and events as the report holds them, converted from the
+/// analysis (percentages computed here, once, for every format).
+extension AnalysisReport.Connection {
+    init(_ a: ConnectionAnalysis, protobuf: ProtobufCheck?) {
+        let info = a.summary.info
+        id = info.id.rawValue
+        client = info.client.description
+        server = info.server.description
+        dissector = a.spec?.name
+        start = a.summary.synSeen ? "syn" : "mid-stream"
+        end = a.summary.end.rawValue
+        firstTime = info.firstSeen.epochString
+        lastTime = a.summary.lastSeen.epochString
+        directions = Direction.allCases.map { d in
+            let (from, to) = d == .clientToServer ? (info.client, info.server) : (info.server, info.client)
+            let stats = a.summary[d]
+            let analysis = a.directions?[d] ?? DirectionAnalysis()
+            let figures = AnalysisReport.Figures(analysis, segments: stats.segments, protobuf: protobuf)
+            var types: [String: Int]?
+            if let spec = a.spec, spec.hasTypeField {
+                types = Dictionary(uniqueKeysWithValues: analysis.types.map { (typeLabel($0.key, names: spec.typeNames), $0.value) })
+            }
+            return AnalysisReport.DirectionReport(
+                from: from.description, to: to.description, bytes: stats.bytes, gapBytes: stats.gapBytes, figures: figures,
+                segments: stats.segments, messages: figures.messages, partialMessages: figures.partialMessages,
+                mergedSegments: figures.mergedSegments, naiveReaderLoss: figures.naiveReaderLoss, malformed: figures.malformed,
+                incompleteAtEnd: figures.incompleteAtEnd, messageTypes: types,
+                timeline: analysis.timeline.isEmpty ? nil : AnalysisReport.Timeline(analysis.timeline))
+        }
+    }
+}
+
+/// A type value as text: its name from the protocol file; ASCII when it is two or more
+/// printable bytes (a type field of digits or letters, like the V0.1 header's); else decimal.
+func typeLabel(_ value: UInt64, names: [UInt64: String]) -> String {
+    if let name = names[value] { return name }
+    let bytes = (0..<8).map { UInt8(truncatingIfNeeded: value >> (56 - 8 * UInt64($0))) }.drop { $0 == 0 }
+    if bytes.count >= 2 && bytes.allSatisfy({ (0x20...0x7E).contains($0) }) {
+        return "\"" + String(decoding: bytes, as: UTF8.self) + "\""
+    }
+    return String(value)
+}
+
+extension AnalysisReport.Figures {
+    init(_ a: DirectionAnalysis, segments: Int? = nil, protobuf check: ProtobufCheck? = nil) {
+        let segs = segments ?? a.segments
+        self.segments = segs
+        messages = a.messages
+        messageBytes = a.messageBytes
+        messageSize = .init(sizes: a.sizes)
+        messageSizeBins = a.sizes.powerOfTwoBins.map { [$0.lower, Int64($0.count)] }
+        partialMessages = a.partialMessages
+        partialPercent = percent(a.partialMessages, of: a.messages)
+        segmentsPerMessage = a.segmentsPerMessage.nonZero.map { [$0.value, $0.count] }
+        maxSegmentsPerMessage = a.segmentsPerMessage.maximum
+        mergedSegments = a.mergedSegments
+        mergedPercent = percent(a.mergedSegments, of: segs)
+        messagesPerSegment = a.messagesPerSegment.nonZero.map { [$0.value, $0.count] }
+        maxMessagesPerSegment = a.messagesPerSegment.maximum
+        naiveReaderLoss = a.naiveReaderLoss
+        naiveReaderLossPercent = percent(a.naiveReaderLoss, of: a.messages)
+        malformed = a.malformed
+        malformedByReason = Dictionary(uniqueKeysWithValues: a.malformedByReason.map { ($0.key.rawValue, $0.value) })
+        incompleteAtEnd = a.incompleteAtEnd
+        incompleteBytes = a.incompleteBytes
+        damagedByGaps = a.damagedByGaps
+        undissectedBytes = a.undissectedBytes
+        preambleBytes = a.preambleBytes
+        resyncs = a.resyncs
+        stopped = a.stopped
+        assemblyLatency = .init(microseconds: a.assemblyLatencyMicroseconds)
+        segmentsOverMSS = a.segmentsOverMSS
+        protobuf = check.map { check in
+            AnalysisReport.ProtobufFigures(
+                checked: a.protobufChecked, invalid: a.protobufInvalid, invalidPercent: percent(a.protobufInvalid, of: a.protobufChecked),
+                invalidByReason: Dictionary(uniqueKeysWithValues: a.protobufInvalidByReason.map { ($0.key.rawValue, $0.value) }),
+                counts: check.schema.flatMap { schema in
+                    schema.countBy == nil
+                        ? nil : Dictionary(a.protobufCounts.map { (schema.countLabel($0.key), $0.value) }, uniquingKeysWith: +)
+                })
+        }
+    }
+}
+
+extension AnalysisReport.Timeline {
+    init(_ t: EventTimeline) {
+        origin = t.origin.epochString
+        bucketSeconds = Double(t.bucketNanoseconds) / 1e9
+        partial = t.series(.partial)
+        merged = t.series(.merged)
+        malformed = t.series(.malformed)
+    }
+}
+
+extension AnalysisReport.Distribution {
+    init(sizes h: QuantileHistogram) {
+        self.init(
+            min: h.count == 0 ? 0 : Double(h.minimum), p50: Double(h.quantile(0.5)), p99: Double(h.quantile(0.99)), max: Double(h.maximum))
+    }
+
+    init(microseconds h: QuantileHistogram) {
+        func s(_ v: Int64) -> Double { Double(v) / 1e6 }
+        self.init(min: h.count == 0 ? 0 : s(h.minimum), p50: s(h.quantile(0.5)), p99: s(h.quantile(0.99)), max: s(h.maximum))
+    }
+}
+
+extension AnalysisReport.Event {
+    init(_ e: AnalysisEvent, endpoints: (Endpoint, Endpoint)?) {
+        let (client, server) = endpoints ?? (Endpoint(address: IPAddress(ipv4: 0), port: 0), Endpoint(address: IPAddress(ipv4: 0), port: 0))
+        let (from, to) = e.direction == .clientToServer ? (client, server) : (server, client)
+        kind = e.kind.rawValue
+        reason = e.reason?.rawValue ?? e.protobufFailure?.reason.rawValue
+        failedAt = e.protobufFailure?.offset
+        failedInFrame = e.protobufFailure?.frame
+        connection = e.connection.rawValue
+        self.from = from.description
+        self.to = to.description
+        offset = e.offset
+        frame = e.frame
+        time = e.timestamp.epochString
+        bytes = e.bytes
+        length = e.length
+        wiresharkFilter = "tcp.stream == \(e.connection.rawValue) && frame.number == \(e.frame)"
+    }
+}
+
+/// Percentage with one decimal.
+public func percent(_ part: Int, of whole: Int) -> Double {
+    whole == 0 ? 0 : (Double(part) * 1000 / Double(whole)).rounded() / 10
+}
+
+/// Lower-case hex, bytes separated by spaces.
+func hex(_ bytes: [UInt8]) -> String {
+    let digits = Array("0123456789abcdef")
+    return bytes.map { String([digits[Int($0 >> 4)], digits[Int($0 & 15)]]) }.joined(separator: " ")
+}
+
+extension ConnectionAnalysis {
+    /// Both directions together.
+    public var combined: AnalysisReport.Figures {
+        var all = directions?.clientToServer ?? DirectionAnalysis()
+        if let directions { all.merge(directions.serverToClient) }
+        return AnalysisReport.Figures(all)
+    }
+}
