@@ -22,7 +22,9 @@ let package = Package(
     targets: [
         .systemLibrary(name: "CPcap", pkgConfig: "libpcap", providers: [.apt(["libpcap-dev"])]),
         // Pure Swift hot path: packet decoding, flow table, TCP reassembly. No libpcap, no Foundation.
-        .target(name: "FramescopeCore"),
+        // Cross-module optimization lets the command specialize the generic flow table for its sink
+        // (static calls, known layouts) instead of running it through witness tables.
+        .target(name: "FramescopeCore", swiftSettings: [.unsafeFlags(["-cross-module-optimization"])]),
         // The only target that talks to libpcap.
         .target(name: "FramescopeCapture", dependencies: ["FramescopeCore", "CPcap"]),
         .target(name: "FramescopeReport", dependencies: ["FramescopeCore"]),

@@ -13,6 +13,7 @@ let package = Package(
                 .product(name: "FramescopeCore", package: "framescope"),
                 .product(name: "FramescopeCapture", package: "framescope"),
                 .product(name: "FramescopeReport", package: "framescope"),
+                .product(name: "FramescopeSynthetic", package: "framescope"),
             ])
     }
 )

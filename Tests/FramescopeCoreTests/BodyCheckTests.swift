@@ -13,7 +13,7 @@ import Testing
     }
 
     func run(_ spec: DissectorSpec, _ check: ProtobufCheck, chunks: [[UInt8]]) -> Outcome {
-        var analyzer = DirectionAnalyzer(dissector: spec.makeDissector(isClient: true), connection: ConnectionID(0), direction: .clientToServer, protobuf: check)
+        var analyzer = DirectionAnalyzer(dissector: SharedDissector(spec.makeDissector(isClient: true)), connection: ConnectionID(0), direction: .clientToServer, protobuf: check)
         var context = AnalysisContext()
         var offset: Int64 = 0
         for (n, chunk) in chunks.enumerated() where !chunk.isEmpty {

@@ -13,7 +13,7 @@ enum DissectorVerifier {
 
     /// Runs `chunks` through a fresh analyzer and returns the frames it found.
     static func frames(_ spec: DissectorSpec, isClient: Bool = true, chunks: [[UInt8]]) -> (frames: [Frame], analysis: DirectionAnalysis) {
-        var analyzer = DirectionAnalyzer(dissector: spec.makeDissector(isClient: isClient), connection: ConnectionID(0), direction: isClient ? .clientToServer : .serverToClient)
+        var analyzer = DirectionAnalyzer(dissector: SharedDissector(spec.makeDissector(isClient: isClient)), connection: ConnectionID(0), direction: isClient ? .clientToServer : .serverToClient)
         var context = AnalysisContext()
         context.recordMessages = true
         var offset: Int64 = 0

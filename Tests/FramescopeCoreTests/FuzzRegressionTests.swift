@@ -10,7 +10,7 @@ import Testing
     static let postgresShortStartup = "dDAAAAAABQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQAAAHIJ"
 
     func replay(spec: DissectorSpec, isClient: Bool, stream: [UInt8], cuts: [Int]) -> (frames: [Int64], analysis: DirectionAnalysis) {
-        var analyzer = DirectionAnalyzer(dissector: spec.makeDissector(isClient: isClient), connection: ConnectionID(0), direction: .clientToServer)
+        var analyzer = DirectionAnalyzer(dissector: SharedDissector(spec.makeDissector(isClient: isClient)), connection: ConnectionID(0), direction: .clientToServer)
         var context = AnalysisContext()
         context.recordMessages = true
         var offset = 0

@@ -39,7 +39,7 @@ struct Result: Equatable {
 func run(_ spec: DissectorSpec, isClient: Bool, stream: UnsafeRawBufferPointer, cuts: [Int], gapAt: Int?, typed: Bool) -> Result {
     let check = spec.hasBody ? ProtobufCheck(schema: typed ? schema : nil, scope: .lengthFramed) : nil
     var analyzer = DirectionAnalyzer(
-        dissector: spec.makeDissector(isClient: isClient), connection: ConnectionID(0), direction: .clientToServer, protobuf: check)
+        dissector: SharedDissector(spec.makeDissector(isClient: isClient)), connection: ConnectionID(0), direction: .clientToServer, protobuf: check)
     var context = AnalysisContext()
     context.recordMessages = true
     var offset = 0

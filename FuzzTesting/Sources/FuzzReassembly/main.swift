@@ -1,6 +1,7 @@
 // The flow table and reassemblers fed arbitrary segment sequences, with small limits.
 // Invariants: each direction's chunks are contiguous in the gap-free stream, gaps and chunks
 // never overlap, and everything buffered is released by the end.
+import FramescopeSynthetic
 import FramescopeCore
 import FuzzDriver
 

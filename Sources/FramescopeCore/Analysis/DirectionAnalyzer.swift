@@ -37,8 +37,8 @@ struct DirectionAnalyzer {
     /// Stream offset one past the last byte seen.
     private var end: Int64 = 0
 
-    init(dissector: AnyDissector, connection: ConnectionID, direction: Direction, protobuf: ProtobufCheck? = nil) {
-        cutter = FrameCutter(dissector: dissector)
+    init(dissector: SharedDissector, connection: ConnectionID, direction: Direction, protobuf: ProtobufCheck? = nil) {
+        cutter = FrameCutter(dissector)
         self.connection = connection
         self.direction = direction
         inspection = BodyInspection(schema: protobuf?.schema)
@@ -261,7 +261,7 @@ struct DirectionAnalyzer {
     /// Looks for where framing starts again; replays the window from there, part by part.
     private mutating func recover(context: inout AnalysisContext) {
         while mode == .recovering {
-            guard let found = recovery.search(with: cutter.dissector) else {
+            guard let found = recovery.search(with: cutter.shared.dissector) else {
                 if recovery.isFull { giveUp(context: &context) }
                 return
             }

@@ -12,24 +12,19 @@ public enum AnyDissector: FrameDissector, Sendable, Equatable {
         }
     }
 
-    public mutating func decode(_ bytes: UnsafeRawBufferPointer, consumed: Int) -> DecodeStep {
+    public var hasStreamStart: Bool {
         switch self {
-        case .lengthField(var d):
-            defer { self = .lengthField(d) }
-            return d.decode(bytes, consumed: consumed)
-        case .delimiter(let d):
-            return d.decode(bytes, consumed: consumed)
-        case .postgres(var d):
-            defer { self = .postgres(d) }
-            return d.decode(bytes, consumed: consumed)
+        case .lengthField(let d): d.hasStreamStart
+        case .delimiter(let d): d.hasStreamStart
+        case .postgres(let d): d.hasStreamStart
         }
     }
 
-    public mutating func reset() {
+    public func decode(_ bytes: UnsafeRawBufferPointer, consumed: Int, atStreamStart: inout Bool) -> DecodeStep {
         switch self {
-        case .lengthField(var d): d.reset(); self = .lengthField(d)
-        case .delimiter: break
-        case .postgres(var d): d.reset(); self = .postgres(d)
+        case .lengthField(let d): d.decode(bytes, consumed: consumed, atStreamStart: &atStreamStart)
+        case .delimiter(let d): d.decode(bytes, consumed: consumed, atStreamStart: &atStreamStart)
+        case .postgres(let d): d.decode(bytes, consumed: consumed, atStreamStart: &atStreamStart)
         }
     }
 
@@ -38,4 +33,11 @@ public enum AnyDissector: FrameDissector, Sendable, Equatable {
         if case .delimiter(let d) = self { return d.delimiter }
         return nil
     }
+}
+
+/// A dissector shared by reference: every direction framed by one SPEC reads the same one.
+final class SharedDissector: Sendable {
+    let dissector: AnyDissector
+
+    init(_ dissector: AnyDissector) { self.dissector = dissector }
 }

@@ -18,9 +18,9 @@ public struct DelimiterDissector: FrameDissector, Sendable, Equatable {
 
     public var headerLength: Int { Int.max }
 
-    public mutating func reset() {}
+    public var hasStreamStart: Bool { false }
 
-    public func decode(_ b: UnsafeRawBufferPointer, consumed: Int) -> DecodeStep {
+    public func decode(_ b: UnsafeRawBufferPointer, consumed: Int, atStreamStart: inout Bool) -> DecodeStep {
         let last = Int32(delimiter[delimiter.count - 1])
         var i = delimiter.count - 1
         while i < b.count, let base = b.baseAddress {

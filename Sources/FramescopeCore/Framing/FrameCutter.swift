@@ -54,15 +54,19 @@ struct FrameCutter {
         case body(remaining: Int64)
     }
 
-    private(set) var dissector: AnyDissector
+    /// The SPEC's dissector, shared with every direction it frames.
+    let shared: SharedDissector
+    /// Still at the stream's start, where some protocols frame differently.
+    private var atStreamStart: Bool
     private var phase = Phase.idle
     /// Bytes of the current frame's start, not yet decided on.
     private var header: [UInt8] = []
     /// Bytes of the current frame already scanned and dropped (delimiter framing).
     private(set) var consumed = 0
 
-    init(dissector: AnyDissector) {
-        self.dissector = dissector
+    init(_ shared: SharedDissector) {
+        self.shared = shared
+        atStreamStart = shared.dissector.hasStreamStart
     }
 
     /// The next step at `bytes[i...]` (`i < bytes.count`), and the position after it.
@@ -74,13 +78,14 @@ struct FrameCutter {
         case .header:
             let available = bytes.count - i
             if header.isEmpty {
-                return decide(dissector.decode(bytes.dropFirst(i), consumed: consumed), buffered: 0, taken: available, bytes, at: i)
+                let step = shared.dissector.decode(bytes.dropFirst(i), consumed: consumed, atStreamStart: &atStreamStart)
+                return decide(step, buffered: 0, taken: available, bytes, at: i)
             }
-            let buffered = header.count
-            let room = dissector.headerLength == .max ? available : max(0, dissector.headerLength - buffered)
+            let buffered = header.count, headerLength = shared.dissector.headerLength
+            let room = headerLength == .max ? available : max(0, headerLength - buffered)
             let taken = min(available, room)
             header.append(contentsOf: bytes[i..<(i + taken)])
-            let step = header.withUnsafeBytes { dissector.decode($0, consumed: consumed) }
+            let step = header.withUnsafeBytes { shared.dissector.decode($0, consumed: consumed, atStreamStart: &atStreamStart) }
             return decide(step, buffered: buffered, taken: taken, bytes, at: i)
         case .decided(let remaining, _):
             if !header.isEmpty { header.removeAll(keepingCapacity: true) }
@@ -154,11 +159,11 @@ struct FrameCutter {
         return false
     }
 
-    /// Forgets the frame in progress and the dissector's scanning state.
+    /// Forgets the frame in progress; framing goes on as past the stream's start.
     mutating func reset() {
         header.removeAll(keepingCapacity: true)
         consumed = 0
-        dissector.reset()
+        atStreamStart = false
         phase = .idle
     }
 }

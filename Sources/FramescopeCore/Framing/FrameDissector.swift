@@ -27,16 +27,22 @@ public enum DecodeStep: Equatable, Sendable {
 /// `decode` is called with the bytes available from the start of a frame, and answers with the
 /// frame's length or "need more data" without keeping any of the bytes. Feeding a stream in any
 /// chunking gives the same frames (pinned by `DissectorVerifier` in the tests).
+///
+/// A dissector is configuration only, shared by every direction it frames; the one thing a
+/// direction carries is whether it is still at its start (`atStreamStart`), where some protocols
+/// frame differently (a preamble, PostgreSQL's untyped startup messages).
 public protocol FrameDissector {
     /// Bytes that must be buffered at a frame start before `decode` can decide, at most.
     /// `Int.max` for delimiter framing, which scans instead (see `needMoreData(scanned:)`).
     var headerLength: Int { get }
 
+    /// Whether a stream's start is framed differently; a direction begins with `atStreamStart`
+    /// set to this, and it is cleared after a gap and before resynchronising.
+    var hasStreamStart: Bool { get }
+
     /// - Parameters:
     ///   - bytes: the not yet consumed bytes of the current frame, from its first unscanned byte.
     ///   - consumed: bytes of this frame already scanned and dropped by earlier calls.
-    mutating func decode(_ bytes: UnsafeRawBufferPointer, consumed: Int) -> DecodeStep
-
-    /// Forgets any scanning state: called after a gap and before resynchronising.
-    mutating func reset()
+    ///   - atStreamStart: the direction's state; the dissector clears it once past the start.
+    func decode(_ bytes: UnsafeRawBufferPointer, consumed: Int, atStreamStart: inout Bool) -> DecodeStep
 }

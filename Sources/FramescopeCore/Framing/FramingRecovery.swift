@@ -86,8 +86,7 @@ struct FramingRecovery {
 
     /// The first window offset from the last one tried where framing plausibly starts again.
     mutating func search(with dissector: AnyDissector) -> Int? {
-        var scratch = dissector
-        scratch.reset()
+        var atStreamStart = false  // framing starts again past the stream's start
         return bytes.withUnsafeBytes { w -> Int? in
             if let delimiter = dissector.delimiter {
                 // Delimiter framing starts again right after the next delimiter.
@@ -103,7 +102,7 @@ struct FramingRecovery {
             }
             while nextCandidate < w.count {
                 let o = nextCandidate
-                switch scratch.decode(w.dropFirst(o), consumed: 0) {
+                switch dissector.decode(w.dropFirst(o), consumed: 0, atStreamStart: &atStreamStart) {
                 case .needMoreData:
                     return nil
                 case .malformed:
@@ -114,7 +113,7 @@ struct FramingRecovery {
                         continue
                     }
                     if o + first >= w.count { return nil }
-                    switch scratch.decode(w.dropFirst(o + first), consumed: 0) {
+                    switch dissector.decode(w.dropFirst(o + first), consumed: 0, atStreamStart: &atStreamStart) {
                     case .frame, .preamble: return o
                     case .needMoreData: return nil
                     case .malformed: nextCandidate += 1

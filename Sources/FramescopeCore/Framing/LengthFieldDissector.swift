@@ -61,11 +61,7 @@ public struct LengthFieldDissector: FrameDissector, Sendable, Equatable {
         self.headerOnlyBelow = headerOnlyBelow
         self.preamble = InlineBytes(preamble)!
         self.bodyOffset = bodyOffset
-        self.atStreamStart = !preamble.isEmpty
     }
-
-    /// Still at the start of the stream, where the preamble may come.
-    private var atStreamStart: Bool
 
     public static func == (a: Self, b: Self) -> Bool {
         a.lengthFieldOffset == b.lengthFieldOffset && a.lengthFieldLength == b.lengthFieldLength
@@ -79,10 +75,11 @@ public struct LengthFieldDissector: FrameDissector, Sendable, Equatable {
         max(lengthFieldOffset + lengthFieldLength, magicOffset + magic.count, typeField.map { $0.offset + $0.width } ?? 0, preamble.count)
     }
 
-    public mutating func reset() { atStreamStart = false }
+    /// A stream may start with the preamble.
+    public var hasStreamStart: Bool { !preamble.isEmpty }
 
-    public mutating func decode(_ b: UnsafeRawBufferPointer, consumed: Int) -> DecodeStep {
-        if atStreamStart {
+    public func decode(_ b: UnsafeRawBufferPointer, consumed: Int, atStreamStart: inout Bool) -> DecodeStep {
+        if atStreamStart && !preamble.isEmpty {
             let n = min(preamble.count, b.count)
             var matches = true
             for i in 0..<n where b[i] != preamble[i] { matches = false }

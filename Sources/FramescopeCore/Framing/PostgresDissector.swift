@@ -5,7 +5,6 @@
 public struct PostgresDissector: FrameDissector, Sendable, Equatable {
     public var isClient: Bool
     public var maxFrameLength: Int
-    private var startup = true
 
     public init(isClient: Bool, maxFrameLength: Int = 16 << 20) {
         self.isClient = isClient
@@ -17,9 +16,10 @@ public struct PostgresDissector: FrameDissector, Sendable, Equatable {
 
     public var headerLength: Int { 8 }
 
-    public mutating func reset() { startup = false }
+    /// A stream starts with untyped messages (client) or the one-byte SSL answer (server).
+    public var hasStreamStart: Bool { true }
 
-    public mutating func decode(_ b: UnsafeRawBufferPointer, consumed: Int) -> DecodeStep {
+    public func decode(_ b: UnsafeRawBufferPointer, consumed: Int, atStreamStart startup: inout Bool) -> DecodeStep {
         guard startup else { return checked(Self.typed.decodeFrame(b)) }
         if isClient {
             guard b.count >= 8 else { return .needMoreData(scanned: 0) }

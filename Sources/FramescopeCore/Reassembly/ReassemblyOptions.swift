@@ -14,7 +14,7 @@ public struct ReassemblyOptions: Sendable {
     public var conflictWindow = 256
     /// All conflict windows together; directions past it run without the check (counted).
     public var maxConflictWindowBytesTotal = 16 << 20
-    /// Connections tracked at once; past it the least recently active one is finalized.
+    /// Connections tracked at once; past it the least recently active sixteenth is finalized.
     public var maxConnections = 1 << 20
     /// A connection with no packet for this long (capture time) is finalized.
     public var idleTimeout: Int64 = 600 * 1_000_000_000
