@@ -15,8 +15,9 @@ public func fuzz(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
     if let spec = try? ProtocolFile.parse(data, path: "fuzz") { specs.append(spec) }
     for spec in specs {
         for isClient in [true, false] {
-            var dissector = spec.makeDissector(isClient: isClient)
-            _ = probe.withUnsafeBytes { dissector.decode($0, consumed: 0) }
+            let dissector = spec.makeDissector(isClient: isClient)
+            var atStreamStart = dissector.hasStreamStart
+            _ = probe.withUnsafeBytes { dissector.decode($0, consumed: 0, atStreamStart: &atStreamStart) }
         }
     }
     return 0

@@ -70,6 +70,7 @@ struct FrameCutter {
     }
 
     /// The next step at `bytes[i...]` (`i < bytes.count`), and the position after it.
+    @inline(__always)
     mutating func next(_ bytes: UnsafeRawBufferPointer, from i: Int) -> (step: Step, next: Int) {
         switch phase {
         case .idle:
