@@ -120,11 +120,12 @@ struct DirectionAnalyzer {
                 keepForRecovery(bytes.dropFirst(i), segment: ledger.segment, context: &context)
                 return
             case .framing:
-                let (step, next) = cutter.next(bytes, from: i)
-                switch step {
-                case .begins:
+                if message == nil {  // the cutter is idle: a frame begins here
                     message = Message(start: base + Int64(i), firstSegment: ledger.segment)
                     ledger.beginMessage(at: base + Int64(i))
+                }
+                let (step, next) = cutter.next(bytes, from: i)
+                switch step {
                 case .buffered:
                     break
                 case .decided(let decision):

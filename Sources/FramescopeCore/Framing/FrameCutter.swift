@@ -1,14 +1,15 @@
 /// Cuts a byte stream into frames with a dissector, one step at a time, in the manner of
 /// swift-nio's `NIOSingleStepByteToMessageProcessor`: the caller asks for the next step at a
-/// position in the bytes it holds and gets back what happened there and where to go on.
+/// position in the bytes it holds and gets back what happened there and where to go on. A frame
+/// begins at the first step after the previous one ended (or after `reset`).
 ///
 /// Only a frame's start is buffered (at most the dissector's `headerLength`, or the bytes a
 /// delimiter scan still has to look at); a body is skipped by counting, so a claimed length is
 /// never allocated.
 ///
 /// ```
-/// idle ─begins→ header ─buffered→ header … ─decided→ decided ─content→ body ─content(ends)→ idle
-///                  └──────────────── malformed → idle (the cutter is reset)
+/// idle → header ─buffered→ header … ─decided→ decided ─content→ body ─content(ends)→ idle
+///          └──────────────── malformed → idle (the cutter is reset)
 /// ```
 struct FrameCutter {
     /// A frame whose header was read.
@@ -36,8 +37,6 @@ struct FrameCutter {
     }
 
     enum Step {
-        /// A frame starts at the position (nothing consumed).
-        case begins
         /// Bytes kept as the frame's header until the dissector can decide.
         case buffered
         /// The header decided the frame (nothing consumed); its bytes follow as `content`.
@@ -73,10 +72,8 @@ struct FrameCutter {
     @inline(__always)
     mutating func next(_ bytes: UnsafeRawBufferPointer, from i: Int) -> (step: Step, next: Int) {
         switch phase {
-        case .idle:
+        case .idle, .header:
             phase = .header
-            return (.begins, i)
-        case .header:
             let available = bytes.count - i
             if header.isEmpty {
                 let step = shared.dissector.decode(bytes.dropFirst(i), consumed: consumed, atStreamStart: &atStreamStart)
