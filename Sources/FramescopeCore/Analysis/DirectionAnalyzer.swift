@@ -161,16 +161,17 @@ struct DirectionAnalyzer {
     }
 
     private mutating func malformed(_ malformed: FrameCutter.Malformed, rest: UnsafeRawBufferPointer, context: inout AnalysisContext) {
+        let kept = cutter.takeMalformed(malformed)
         let m = message ?? Message(start: end, firstSegment: ledger.segment)
         let at = m.start + Int64(malformed.scanned)
-        let evidence = Array((malformed.kept + rest.prefix(16)).prefix(16))
+        let evidence = Array((kept + rest.prefix(16)).prefix(16))
         analysis.malformed += 1
         analysis.malformedByReason[malformed.reason, default: 0] += 1
         analysis.timeline.add(.malformed, at: m.firstSegment.timestamp)
         context.evidence.add(event(.malformed, reason: malformed.reason, at: at, in: m.firstSegment, bytes: evidence))
         dropMessage()
         analysis.undissectedBytes += Int64(malformed.scanned)
-        startRecovery(at: at, keeping: malformed.kept, candidateFrom: 1, context: &context)
+        startRecovery(at: at, keeping: kept, candidateFrom: 1, context: &context)
         keepForRecovery(rest, segment: ledger.segment, context: &context)
     }
 

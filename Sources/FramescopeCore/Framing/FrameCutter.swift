@@ -26,13 +26,14 @@ struct FrameCutter {
         var scanned: Int
     }
 
-    /// A header that does not parse. The cutter is reset: framing starts again only where
-    /// the caller's recovery says.
+    /// A header that does not parse. The caller takes the frame's buffered bytes with
+    /// `takeMalformed`, which resets the cutter: framing starts again only where the caller's
+    /// recovery says.
     struct Malformed {
         var reason: MalformedReason
-        /// The frame's bytes buffered before the current chunk.
-        var kept: [UInt8]
-        /// The frame's bytes scanned and dropped before `kept`.
+        /// The frame's bytes buffered before the current chunk (what `takeMalformed` returns).
+        var buffered: Int
+        /// The frame's bytes scanned and dropped before those.
         var scanned: Int
     }
 
@@ -113,9 +114,7 @@ struct FrameCutter {
             precondition(taken > 0 || bytes.count == i, "dissector needs more than its headerLength")
             return (.buffered, i + taken)
         case .malformed(let reason):
-            let malformed = Malformed(reason: reason, kept: Array(header.prefix(buffered)), scanned: consumed)
-            reset()
-            return (.malformed(malformed), i)
+            return (.malformed(Malformed(reason: reason, buffered: buffered, scanned: consumed)), i)
         }
     }
 
@@ -155,6 +154,13 @@ struct FrameCutter {
         }
         phase = .body(remaining: remaining - length)
         return false
+    }
+
+    /// After a `malformed` step: the frame's bytes buffered before the current chunk; the cutter
+    /// is reset.
+    mutating func takeMalformed(_ malformed: Malformed) -> [UInt8] {
+        defer { reset() }
+        return Array(header.prefix(malformed.buffered))
     }
 
     /// Forgets the frame in progress; framing goes on as past the stream's start.
