@@ -49,3 +49,15 @@ public struct MessageRecord: Sendable {
     public var lastTimestamp: Timestamp
     public var damagedByGap: Bool
 }
+
+extension AnalysisEvent {
+    /// An event at stream `offset`, found in (or starting in) `segment`.
+    init(
+        _ kind: Kind, reason: MalformedReason?, _ connection: ConnectionID, _ direction: Direction, at offset: Int64, in segment: SegmentMark,
+        bytes: [UInt8], length: Int64
+    ) {
+        self.init(
+            kind: kind, reason: reason, connection: connection, direction: direction, offset: offset, frame: segment.frame,
+            timestamp: segment.timestamp, bytes: bytes, length: length)
+    }
+}

@@ -295,8 +295,6 @@ struct DirectionAnalyzer {
     private func event(
         _ kind: AnalysisEvent.Kind, reason: MalformedReason? = nil, at offset: Int64, in segment: SegmentMark, bytes: [UInt8], length: Int64 = 0
     ) -> AnalysisEvent {
-        AnalysisEvent(
-            kind: kind, reason: reason, connection: connection, direction: direction, offset: offset, frame: segment.frame,
-            timestamp: segment.timestamp, bytes: bytes, length: length)
+        AnalysisEvent(kind, reason: reason, connection, direction, at: offset, in: segment, bytes: bytes, length: length)
     }
 }
