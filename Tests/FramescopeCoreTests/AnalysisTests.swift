@@ -137,7 +137,7 @@ import Testing
         ("preset:nope", "unknown preset 'nope'"),
         ("length:offset=0", "width=W (1…8 bytes) is required"),
         ("length:offset=0,width=4,bogus=1", "unknown option 'bogus'"),
-        ("length:offset=0,width=4,encoding=base64", "expected binary, ascii, hex or varint"),
+        ("length:offset=0,width=4,encoding=base64", "expected binary, ascii, hex, varint or ber"),
         ("length:offset=0,width=4,magic=zz", "expected 1…32 hex bytes"),
         ("length:offset=0,width=4,type=1", "expected OFFSET:WIDTH"),
         ("frobnicate", "unknown dissector 'frobnicate'"),

@@ -102,6 +102,25 @@ func bigEndian(_ value: UInt64, width: Int) -> [UInt8] { (0..<width).map { UInt8
         }
     }
 
+    /// LDAP as OpenLDAP writes it: a SEQUENCE (0x30) with a BER length in its minimal form (short,
+    /// 0x81 LL, 0x82 LL LL) or the 4-byte form Active Directory uses (0x84 …), in every chunking.
+    @Test func berLengthsInEveryDefiniteForm() {
+        let spec = DissectorVerifier.spec("preset:ldap")
+        func ber(_ n: Int, long: Int? = nil) -> [UInt8] {
+            if long == nil && n < 0x80 { return [UInt8(n)] }
+            let width = long ?? (n < 0x100 ? 1 : n < 0x10000 ? 2 : 3)
+            return [0x80 | UInt8(width)] + bigEndian(UInt64(n), width: width)
+        }
+        let sizes: [(Int, Int?)] = [(0, nil), (5, nil), (127, nil), (128, nil), (300, nil), (70_000, nil), (12, 4), (200, 4), (3, 1)]
+        let messages = sizes.enumerated().map { i, size in [0x30] + ber(size.0, long: size.1) + pattern(i, size.0) }
+        DissectorVerifier.verify(spec, messages: messages)
+        // The indefinite form (0x80) and lengths of 5 or more bytes are malformed, not frames.
+        for bad: [UInt8] in [[0x30, 0x80, 0x02, 0x01, 0x01, 0x00, 0x00], [0x30, 0x85, 0, 0, 0, 0, 1, 0]] {
+            let (got, analysis) = DissectorVerifier.frames(spec, isClient: true, chunks: [bad])
+            #expect(got.isEmpty && analysis.malformedByReason[.badBERLength] == 1, "\(bad)")
+        }
+    }
+
     @Test func seedHeaders() {
         // 0xff magic + size(+4) + commandId (seed 002).
         let seed002 = DissectorVerifier.spec("length:offset=4,width=4,magic=000000ff,type=8:4")

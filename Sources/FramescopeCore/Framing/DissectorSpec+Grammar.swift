@@ -53,17 +53,17 @@ extension DissectorSpec {
     static func lengthField(_ o: inout Options, spec: String) throws(SpecError) -> LengthFieldDissector {
         let encodingText = o.take("encoding")?.lowercased() ?? "binary"
         guard let encoding = LengthFieldDissector.Encoding(rawValue: encodingText == "decimal" ? "ascii" : encodingText) else {
-            throw SpecError("'encoding=\(encodingText)' in '\(spec)': expected binary, ascii, hex or varint")
+            throw SpecError("'encoding=\(encodingText)' in '\(spec)': expected binary, ascii, hex, varint or ber")
         }
         guard let offset = try o.int("offset"), offset >= 0, offset <= 1024 else {
             throw SpecError("'\(spec)': offset=N (0…1024) is required")
         }
-        var width = try o.int("width") ?? (encoding == .varint ? 5 : -1)
+        var width = try o.int("width") ?? (encoding == .varint || encoding == .ber ? 5 : -1)
         if encoding == .binary && !(1...8).contains(width) { throw SpecError("'\(spec)': width=W (1…8 bytes) is required for binary lengths") }
         if (encoding == .ascii || encoding == .hex) && !(1...16).contains(width) {
             throw SpecError("'\(spec)': width=W (1…16 digits) is required for \(encoding) lengths")
         }
-        if encoding == .varint { width = 5 }
+        if encoding == .varint || encoding == .ber { width = 5 }
         let endianText = o.take("endian")?.lowercased() ?? "big"
         guard let endianness = LengthFieldDissector.Endianness(rawValue: endianText == "big_endian" ? "big" : endianText == "little_endian" ? "little" : endianText) else {
             throw SpecError("'endian=\(endianText)' in '\(spec)': expected big or little")

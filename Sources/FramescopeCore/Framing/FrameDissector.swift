@@ -5,6 +5,8 @@ public enum MalformedReason: String, Sendable, CaseIterable {
     case lengthSmallerThanHeader = "length-smaller-than-header"
     case nonDigitLength = "non-digit-length"
     case varintTooLong = "varint-too-long"
+    /// A BER length that is indefinite (0x80), longer than 4 bytes, or reserved (0xFF).
+    case badBERLength = "bad-ber-length"
     case delimiterNotFound = "delimiter-not-found"
 }
 

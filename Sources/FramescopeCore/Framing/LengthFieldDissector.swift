@@ -16,6 +16,9 @@ public struct LengthFieldDissector: FrameDissector, Sendable, Equatable {
         case hex
         /// Protobuf/LEB128 varint, at most 5 bytes.
         case varint
+        /// ASN.1 BER definite length: one byte below 0x80, or 0x81–0x84 and that many bytes,
+        /// big-endian (LDAP, SNMP over TCP). The indefinite form 0x80 is malformed.
+        case ber
     }
 
     public enum Endianness: String, Sendable { case big, little }
@@ -48,7 +51,7 @@ public struct LengthFieldDissector: FrameDissector, Sendable, Equatable {
         bodyOffset: Int? = nil
     ) {
         self.lengthFieldOffset = lengthFieldOffset
-        self.lengthFieldLength = encoding == .varint ? 5 : lengthFieldLength
+        self.lengthFieldLength = encoding == .varint || encoding == .ber ? 5 : lengthFieldLength
         self.endianness = endianness
         self.encoding = encoding
         self.lengthAdjustment = lengthAdjustment
@@ -154,6 +157,16 @@ public struct LengthFieldDissector: FrameDissector, Sendable, Equatable {
             }
             return .malformed(.varintTooLong)
         }
+        if encoding == .ber {
+            guard start < b.count else { return .needMore }
+            let first = b[start]
+            if first < 0x80 { return .value(UInt64(first), fieldEnd: start + 1) }
+            let count = Int(first & 0x7F)
+            guard (1...4).contains(count) else { return .malformed(.badBERLength) }
+            guard b.count > start + count else { return .needMore }
+            let value = (1...count).reduce(UInt64(0)) { $0 << 8 | UInt64(b[start + $1]) }
+            return .value(value, fieldEnd: start + 1 + count)
+        }
         let end = start + lengthFieldLength
         guard b.count >= end else { return .needMore }
         var value: UInt64 = 0
@@ -174,7 +187,7 @@ public struct LengthFieldDissector: FrameDissector, Sendable, Equatable {
                 value = value &* radix &+ digit
             }
             if !seenDigit { return .malformed(.nonDigitLength) }
-        case .varint:
+        case .varint, .ber:
             break
         }
         return .value(value, fieldEnd: end)
