@@ -104,7 +104,7 @@ struct DirectionAnalyzer {
         if mode == .recovering {
             keepForRecovery(bytes, segment: segment, context: &context)
         } else {
-            ledger.enter(segment, figures: &analysis)
+            ledger.enter(segment, messageOpen: message != nil, figures: &analysis)
             process(bytes, at: offset, context: &context)
         }
     }

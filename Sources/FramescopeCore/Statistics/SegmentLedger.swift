@@ -12,15 +12,15 @@ struct SegmentLedger {
     private var touches = 0
     /// Earlier segments the message in progress spans, with their touches so far.
     private var spanned: [(touches: Int, timestamp: Timestamp)] = []
-    private var inMessage = false
     /// Segments the message in progress spans so far.
     private(set) var messageSegments = 0
     private var messageStartsSegment = false
 
-    /// Bytes of `next` follow; a part of the current segment (a replay) changes nothing.
-    mutating func enter(_ next: SegmentMark, figures: inout DirectionAnalysis) {
+    /// Bytes of `next` follow, inside a message in progress or not; a part of the current
+    /// segment (a replay) changes nothing.
+    mutating func enter(_ next: SegmentMark, messageOpen: Bool, figures: inout DirectionAnalysis) {
         if hasSegment && segment.isSame(as: next) { return }
-        if hasSegment && inMessage {
+        if hasSegment && messageOpen {
             spanned.append((touches, segment.timestamp))
             messageSegments += 1
         } else {
@@ -33,7 +33,6 @@ struct SegmentLedger {
 
     /// A message starts at `offset`, in the current segment.
     mutating func beginMessage(at offset: Int64) {
-        inMessage = true
         messageSegments = 1
         messageStartsSegment = offset == segment.start
     }
@@ -41,13 +40,11 @@ struct SegmentLedger {
     /// The message in progress was none: the segments it spans settle without it.
     mutating func dropMessage(figures: inout DirectionAnalysis) {
         settle(touched: false, figures: &figures)
-        inMessage = false
     }
 
     /// The message in progress completed in the current segment.
     mutating func countMessage(figures f: inout DirectionAnalysis) {
         settle(touched: true, figures: &f)
-        inMessage = false
         f.segmentsPerMessage.add(messageSegments)
         if messageSegments >= 2 {
             f.partialMessages += 1
@@ -60,7 +57,6 @@ struct SegmentLedger {
     /// Settles everything still open (at the end of the direction).
     mutating func finish(figures: inout DirectionAnalysis) {
         settle(touched: false, figures: &figures)
-        inMessage = false
         if hasSegment { record(touches: touches, at: segment.timestamp, figures: &figures) }
         hasSegment = false
     }
