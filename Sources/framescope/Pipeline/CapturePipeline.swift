@@ -90,13 +90,16 @@ func emit(_ text: String, to path: String?) throws {
     _ = text.utf8CString.withUnsafeBufferPointer { fwrite($0.baseAddress, 1, $0.count - 1, file) }
 }
 
+/// Opens `path` for writing from its start (created if missing), or says why it cannot.
+func createFile(_ path: String) throws -> Int32 {
+    let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+    guard fd >= 0 else { throw Failure(message: "\(path): cannot write: \(String(cString: strerror(errno)))") }
+    return fd
+}
+
 /// Streams a JSON document to standard output or to `path`.
 func writeJSON(to path: String?, _ body: (inout JSONWriter) -> Void) throws {
-    var fd: Int32 = 1
-    if let path {
-        fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        guard fd >= 0 else { throw Failure(message: "\(path): cannot write: \(String(cString: strerror(errno)))") }
-    }
+    let fd = try path.map(createFile) ?? 1
     defer { if fd != 1 { close(fd) } }
     var writer = JSONWriter(fd: fd)
     body(&writer)

@@ -13,8 +13,7 @@ final class MessageWriter {
 
     init(path: String) throws {
         self.path = path
-        fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        guard fd >= 0 else { throw Failure(message: "\(path): cannot write: \(String(cString: strerror(errno)))") }
+        fd = try createFile(path)
         writer = JSONWriter(fd: fd, layout: .lines)
     }
 
