@@ -202,11 +202,8 @@ public struct JSONWriter {
     private mutating func close(_ bracket: String) {
         let hadMember = stack.removeLast().hasMember
         depth -= 1
-        if layout == .lines {
-        } else if hadMember {
-            newline()
-        } else {
-            append("\n")
+        if layout == .pretty {
+            if !hadMember { append("\n") }
             newline()
         }
         append(bracket)

@@ -40,9 +40,8 @@ final class FramingPlan: Sendable {
 
     init(spec: DissectorSpec, protobuf: ProtobufCheck?) {
         self.spec = spec
-        let client = SharedDissector(spec.makeDissector(isClient: true))
-        let server = spec.makeDissector(isClient: false) == client.dissector ? client : SharedDissector(spec.makeDissector(isClient: false))
-        dissectors = PerDirection(clientToServer: client, serverToClient: server)
+        let client = SharedDissector(spec.makeDissector(isClient: true)), server = spec.makeDissector(isClient: false)
+        dissectors = PerDirection(clientToServer: client, serverToClient: server == client.dissector ? client : SharedDissector(server))
         self.protobuf = protobuf.flatMap { $0.applies(to: spec) ? $0 : nil }
     }
 }
