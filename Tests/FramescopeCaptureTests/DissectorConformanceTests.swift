@@ -65,36 +65,42 @@ import Testing
         for name in names { #expect(Self.specs[name] != nil || Self.inexpressible[name] != nil, "\(name) has no SPEC") }
     }
 
+    /// Per direction (by "src>dst"): the analysis and the connection and direction it belongs to.
+    static func framing(_ name: String, _ truth: Truth, corpus: URL, midStream: MidStreamFraming)
+        throws -> (byEndpoints: [String: (DirectionAnalysis, ConnectionID, FramescopeCore.Direction)], events: [AnalysisEvent], starts: Box)
+    {
+        let spec = try DissectorSpec(parsing: Self.specs[name]!)
+        var analyzer = Analyzer(choice: DissectorChoice(byDefault: spec), midStream: midStream)
+        let starts = Box()
+        analyzer.onMessage = { starts.add($0) }
+        let (table, _) = try analyze([corpus.appendingPathComponent(truth.file).path], sink: analyzer)
+        var byEndpoints: [String: (DirectionAnalysis, ConnectionID, FramescopeCore.Direction)] = [:]
+        for c in table.sink.connections {
+            for d in FramescopeCore.Direction.allCases {
+                let (from, to) = d == .clientToServer ? (c.summary.info.client, c.summary.info.server) : (c.summary.info.server, c.summary.info.client)
+                if let a = c.directions?[d] { byEndpoints["\(from)>\(to)"] = (a, c.summary.info.id, d) }
+            }
+        }
+        return (byEndpoints, table.sink.context.evidence.events, starts)
+    }
+
+    /// Framed from each direction's first byte (`--mid-stream start`, which the walk assumes),
+    /// the figures are the walk's.
     @Test(arguments: specs.keys.sorted())
     func framingAgreesWithTheWalk(name: String) throws {
         guard let corpus = corpusDirectory else { return }
         let truth = try JSONDecoder().decode(Truth.self, from: Data(contentsOf: corpus.appendingPathComponent("truth/\(name).json")))
-        let spec = try DissectorSpec(parsing: Self.specs[name]!)
-        var analyzer = Analyzer(choice: DissectorChoice(byDefault: spec))
-        let starts = Box()
-        analyzer.onMessage = { starts.add($0) }
-        let (table, _) = try analyze([corpus.appendingPathComponent(truth.file).path], sink: analyzer)
-        let result = table.sink
-        var byEndpoints: [String: DirectionAnalysis] = [:]
-        var ids: [String: (ConnectionID, FramescopeCore.Direction)] = [:]
-        for c in result.connections {
-            for d in FramescopeCore.Direction.allCases {
-                let (from, to) = d == .clientToServer ? (c.summary.info.client, c.summary.info.server) : (c.summary.info.server, c.summary.info.client)
-                byEndpoints["\(from)>\(to)"] = c.directions?[d]
-                ids["\(from)>\(to)"] = (c.summary.info.id, d)
-            }
-        }
+        let (byEndpoints, events, starts) = try Self.framing(name, truth, corpus: corpus, midStream: .start)
         var checked = 0
         for stream in truth.streams {
             for (_, direction) in stream.directions {
                 guard let walk = direction.walk, (direction.gaps ?? []).isEmpty else { continue }
                 let key = "\(direction.src)>\(direction.dst)"
-                let ours = try #require(byEndpoints[key], "\(name): \(key) missing")
+                let (ours, id, d) = try #require(byEndpoints[key], "\(name): \(key) missing")
                 let place = "\(name) stream \(stream.stream) \(key)"
                 checked += 1
                 if let stop = walk.stopped {
-                    let (id, d) = ids[key]!
-                    let firstMalformed = result.context.evidence.events.first { $0.connection == id && $0.direction == d && $0.kind == .malformed }
+                    let firstMalformed = events.first { $0.connection == id && $0.direction == d && $0.kind == .malformed }
                     #expect(firstMalformed?.offset == stop.offset, "\(place): walk stopped at \(stop.offset) (\(stop.reason))")
                     #expect(starts.count(id, d, before: stop.offset) == walk.pdus, "\(place): messages before the stop")
                     continue
@@ -107,6 +113,32 @@ import Testing
             }
         }
         #expect(checked > 0)
+    }
+
+    /// Searching for the first boundary (the default), a direction picked up mid-stream either
+    /// frames exactly as the walk or, with too little evidence, not at all: never differently.
+    @Test(arguments: specs.keys.sorted())
+    func searchingFramesAsTheWalkOrNotAtAll(name: String) throws {
+        guard let corpus = corpusDirectory else { return }
+        let truth = try JSONDecoder().decode(Truth.self, from: Data(contentsOf: corpus.appendingPathComponent("truth/\(name).json")))
+        let (byEndpoints, _, _) = try Self.framing(name, truth, corpus: corpus, midStream: .search)
+        var same = 0, notFound = 0
+        for stream in truth.streams {
+            for (_, direction) in stream.directions {
+                guard let walk = direction.walk, walk.stopped == nil, (direction.gaps ?? []).isEmpty else { continue }
+                let key = "\(direction.src)>\(direction.dst)"
+                let (ours, _, _) = try #require(byEndpoints[key], "\(name): \(key) missing")
+                if ours.messages == 0 && ours.incompleteAtEnd == 0 && ours.leadingBytes > 0 && ours.boundariesNotFound > 0 {
+                    notFound += 1
+                    continue
+                }
+                same += 1
+                let place = "\(name) stream \(stream.stream) \(key)"
+                #expect(ours.messages == walk.pdus && ours.malformed == 0, "\(place): \(ours.messages) messages, walk \(walk.pdus)")
+                #expect(ours.leadingBytes == 0, "\(place): \(ours.leadingBytes) leading bytes where the walk starts at 0")
+            }
+        }
+        print("mid-stream search, \(name): \(same) directions framed as the walk, \(notFound) without a boundary found")
     }
 }
 

@@ -54,40 +54,61 @@ import Testing
         #expect(a.messages == 3 && a.partialMessages == 0 && a.mergedSegments == 0 && a.naiveReaderLoss == 0)
     }
 
-    @Test func aMalformedHeaderIsAnEventAndFramingResumes() {
-        // A, then 6 bytes of garbage whose first byte is a 6-byte varint, then B C D.
-        let garbage: [UInt8] = [0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF]
-        let stream = message(10) + garbage + message(200) + message(3) + message(4)
-        let (a, events) = analyze(stream, segments: [stream.count], spec: "varint:max=250")
+    /// A writeDelimitedTo message: a varint length, then a protobuf body of `n` bytes (field 1,
+    /// a string of letters).
+    func protoMessage(_ n: Int, seed: Int = 0) -> [UInt8] {
+        let text = (0..<(n - 2)).map { UInt8(0x61 + ($0 * 7 + seed) % 26) }
+        return varintBytes(n) + [0x0A, UInt8(n - 2)] + text
+    }
+
+    @Test func aMalformedHeaderIsOneJunkEventAndFramingResumesWithEvidence() {
+        // A, 6 bytes of junk (a varint too long), then B…F, each written in its own segment.
+        let junk: [UInt8] = [0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF]
+        let after = (1...5).map { protoMessage(90 + $0, seed: $0) }
+        let stream = protoMessage(100) + junk + after.flatMap { $0 }
+        let (a, events) = analyze(stream, segments: [101 + 6] + after.map(\.count), spec: "varint:max=250")
         #expect(a.malformed == 1 && a.malformedByReason[.varintTooLong] == 1)
-        #expect(events.first?.kind == .malformed && events.first?.offset == 11 && events.first?.frame == 3)
-        #expect(events.first?.bytes.prefix(6) == garbage[...])
+        #expect(events.map(\.kind) == [.malformed])
+        #expect(events.first?.offset == 101 && events.first?.frame == 3 && events.first?.length == 6)
+        #expect(events.first?.bytes.prefix(6) == junk[...])
+        #expect((events.first?.evidenceBits ?? 0) >= 32)
         #expect(a.resyncs == 1)
-        #expect(a.messages == 4)
+        #expect(a.messages == 6)
         #expect(a.undissectedBytes == 6)
     }
 
-    @Test func resyncWithAMagicScansToTheNextMagic() {
-        let spec = "length:offset=4,width=4,magic=000000ff,type=8:4"
-        func m(_ n: Int, _ type: UInt64) -> [UInt8] { [0, 0, 0, 0xFF] + bigEndian(UInt64(n + 4), width: 4) + bigEndian(type, width: 4) + pattern(n, n) }
-        let stream = m(5, 1) + [0, 0, 0, 0xFE, 1, 2, 3] + m(7, 2) + m(0, 3)
-        let (a, events) = analyze(stream, segments: [10, 20, stream.count - 30], spec: spec)
-        #expect(a.malformedByReason[.badMagic] == 1)
-        #expect(a.messages == 3)
-        #expect(a.types == [1: 1, 2: 1, 3: 1])
-        #expect(a.undissectedBytes == 7)
-        #expect(events.map(\.kind) == [.malformed, .resynchronized])
+    @Test func withoutEvidenceTheJunkStaysUndissectedAndNoMessageIsCountedInIt() {
+        // The same junk, then three messages whose bodies are not protobuf, all in one segment:
+        // nothing says where the next message starts.
+        let stream = message(10) + [0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF] + message(200) + message(3) + message(4)
+        let (a, events) = analyze(stream, segments: [stream.count], spec: "varint:max=250")
+        #expect(a.malformed == 1 && a.messages == 1 && a.resyncs == 0 && a.boundariesNotFound == 1)
+        #expect(a.undissectedBytes == Int64(stream.count - 11))
+        #expect(events.map(\.kind) == [.malformed] && events.first?.length == Int64(stream.count - 11) && events.first?.evidenceBits == nil)
     }
 
-    @Test func aLengthAboveMaxIsNeverAllocatedAndDirectionGivesUp() {
-        // 4-byte length claiming 4 GiB, then 100 KiB of bytes that never chain into frames.
-        let stream: [UInt8] = [0xFF, 0xFF, 0xFF, 0xF0] + [UInt8](repeating: 0xEE, count: 100 << 10)
-        let (a, events) = analyze(stream, segments: Array(repeating: 1024, count: 100) + [4], spec: "length:offset=0,width=4")
+    @Test func resyncWithAMagicFindsTheNextChainOfMagics() {
+        let spec = "length:offset=4,width=4,magic=000000ff,type=8:4"
+        func m(_ n: Int, _ type: UInt64) -> [UInt8] { [0, 0, 0, 0xFF] + bigEndian(UInt64(n + 4), width: 4) + bigEndian(type, width: 4) + pattern(n, n) }
+        let after = [m(7, 2), m(30, 3), m(12, 4)]
+        let stream = m(5, 1) + [0, 0, 0, 0xFE, 1, 2, 3] + after.flatMap { $0 }
+        let (a, events) = analyze(stream, segments: [10, 14] + after.map(\.count), spec: spec)
+        #expect(a.malformedByReason[.badMagic] == 1)
+        #expect(a.messages == 4)
+        #expect(a.types == [1: 1, 2: 1, 3: 1, 4: 1])
+        #expect(a.undissectedBytes == 7)
+        #expect(events.map(\.kind) == [.malformed] && events.first?.length == 7)
+    }
+
+    @Test func aLengthAboveMaxIsNeverAllocatedAndTheDirectionIsGivenUpAfterAMegabyte() {
+        // 4-byte length claiming 4 GiB, then 1.1 MiB of bytes that never chain into frames.
+        let stream: [UInt8] = [0xFF, 0xFF, 0xFF, 0xF0] + [UInt8](repeating: 0xEE, count: 1100 << 10)
+        let (a, events) = analyze(stream, segments: Array(repeating: 1024, count: 1100) + [4], spec: "length:offset=0,width=4")
         #expect(a.malformedByReason[.lengthTooLarge] == 1)
         #expect(a.stopped)
         #expect(a.messages == 0)
         #expect(a.undissectedBytes == Int64(stream.count))
-        #expect(events.last?.kind == .gaveUp)
+        #expect(events.map(\.kind) == [.malformed, .gaveUp])
     }
 
     @Test func aGapDamagesItsMessageAndFramingResumesAfterIt() {
@@ -101,11 +122,19 @@ import Testing
     }
 
     @Test func aGapAtAFrameBoundaryResynchronises() {
+        let messages = (0..<6).map { protoMessage(100, seed: $0) }
+        let (a, events) = analyze(messages.flatMap { $0 }, segments: messages.map(\.count), skip: [1])
+        #expect(a.damagedByGaps == 0)
+        #expect(a.messages == 5)
+        #expect(a.resyncs == 1 && a.undissectedBytes == 0)
+        #expect(events.map(\.kind) == [.resynchronized] && (events.first?.evidenceBits ?? 0) >= 16)
+    }
+
+    @Test func aGapInTinySegmentsLeavesTheRestUndissected() {
+        // Eleven-byte messages, one per segment: after the gap, nothing tells a boundary apart.
         let stream = message(10) + message(10) + message(10) + message(10)
         let (a, _) = analyze(stream, segments: [11, 11, 11, 11], skip: [1])
-        #expect(a.damagedByGaps == 0)
-        #expect(a.messages == 3)
-        #expect(a.resyncs == 1)
+        #expect(a.messages == 1 && a.resyncs == 0 && a.boundariesNotFound == 1 && a.undissectedBytes == 22)
     }
 
     @Test func aMessageCutByTheEndIsIncompleteNotMalformed() {

@@ -11,9 +11,23 @@ public struct AnalysisContext: Sendable {
     var messages: [MessageRecord] = []
     var recordMessages = false
 
-    public init(maxRecoveryBytes: Int = 32 << 20) {
+    /// How a direction picked up mid-stream is framed.
+    public internal(set) var midStream = MidStreamFraming.search
+
+    public init(maxRecoveryBytes: Int = 32 << 20, midStream: MidStreamFraming = .search, evidenceBits: Double = 32) {
         recoveryBudget.limit = maxRecoveryBytes
+        recoveryBudget.threshold = evidenceBits
+        self.midStream = midStream
     }
+}
+
+/// Where framing starts in a direction that began without a SYN.
+public enum MidStreamFraming: String, Sendable, CaseIterable {
+    /// At the first boundary recovery finds with enough evidence; the bytes before it are
+    /// `leadingBytes`.
+    case search
+    /// At the first captured byte, as if a message started there.
+    case start
 }
 
 /// The evidence kept for the report: the first `limit` events, and how many there were.

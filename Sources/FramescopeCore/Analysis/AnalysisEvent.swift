@@ -25,7 +25,11 @@ public struct AnalysisEvent: Sendable, Equatable {
     public var bytes: [UInt8]
     /// Bytes the event covers: skipped by a resync, missing from a damaged message, present
     /// of an incomplete one, or the length of an invalid body (whose first bytes `bytes` holds).
+    /// For `malformed`: the junk region, from the header to where framing resumed.
     public var length: Int64
+    /// For `malformed` and `resynchronized`: the evidence, in bits, for where framing resumed;
+    /// nil when it did not.
+    public var evidenceBits: Double? = nil
 }
 
 /// Where a body stopped parsing: the reason, the offending byte's stream offset and its frame.

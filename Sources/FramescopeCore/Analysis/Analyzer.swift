@@ -88,10 +88,15 @@ public struct Analyzer: StreamSink {
     private let defaultPlan: FramingPlan?
     private let portPlans: [UInt16: FramingPlan]
 
-    public init(choice: DissectorChoice, protobuf: ProtobufCheck? = nil, maxRecoveryBytes: Int = 32 << 20) {
+    /// - Parameters:
+    ///   - evidenceBits: what a boundary found by recovery needs (see `BoundaryEvidence`).
+    public init(
+        choice: DissectorChoice, protobuf: ProtobufCheck? = nil, maxRecoveryBytes: Int = 32 << 20, midStream: MidStreamFraming = .search,
+        evidenceBits: Double = 32
+    ) {
         self.choice = choice
         self.protobuf = protobuf
-        context = AnalysisContext(maxRecoveryBytes: maxRecoveryBytes)
+        context = AnalysisContext(maxRecoveryBytes: maxRecoveryBytes, midStream: midStream, evidenceBits: evidenceBits)
         defaultPlan = choice.byDefault.map { FramingPlan(spec: $0, protobuf: protobuf) }
         portPlans = choice.byServerPort.mapValues { FramingPlan(spec: $0, protobuf: protobuf) }
     }

@@ -48,21 +48,29 @@ struct DirectionAnalyzer {
     // MARK: Input
 
     mutating func feed(_ chunk: StreamChunk, context: inout AnalysisContext) {
+        let segment = SegmentMark(start: chunk.offset, frame: chunk.frame, timestamp: chunk.timestamp)
+        if chunk.midStream && end == 0 && chunk.offset == 0 && mode == .framing && message == nil && context.midStream == .search {
+            // Picked up mid-stream: the first byte may be inside a message.
+            startRecovery(.midStream, at: 0, keeping: [], segment: segment, candidateFrom: 0, context: &context)
+        } else if mode == .recovering && recovery.startsNewSegment(segment) {
+            settle(final: false, context: &context)  // the window's segments are complete
+        }
         end = chunk.offset + Int64(chunk.bytes.count)
-        feed(chunk.bytes, at: chunk.offset, segment: SegmentMark(start: chunk.offset, frame: chunk.frame, timestamp: chunk.timestamp), context: &context)
-        recover(context: &context)
+        feed(chunk.bytes, at: chunk.offset, segment: segment, context: &context)
     }
 
     /// Bytes never captured: the message they fall in is damaged; framing resumes after them
     /// if the message's end is known, else by recovery.
     mutating func gap(at offset: Int64, length: Int64, context: inout AnalysisContext) {
+        if mode == .recovering { settle(final: true, context: &context) }  // decide on the bytes before the gap
         end = offset + length
         switch mode {
         case .stopped:
             return
-        case .recovering:
-            analysis.undissectedBytes += Int64(recovery.bytes.count)
-            recovery.abandon(budget: &context.recoveryBudget)
+        case .recovering:  // no boundary before the gap: search on after it
+            let cause = recovery.cause == .midStream ? FramingRecovery.Cause.midStream : .gap
+            startRecovery(cause, at: offset + length, keeping: [], segment: ledger.segment, candidateFrom: 0, context: &context)
+            return
         case .framing:
             if let ended = cutter.skipBody(length) {
                 markDamaged(length: length, context: &context)
@@ -75,23 +83,16 @@ struct DirectionAnalyzer {
             }
             analysis.undissectedBytes += Int64(cutter.consumed)
         }
-        startRecovery(at: offset + length, keeping: [], candidateFrom: 0, context: &context)
+        startRecovery(.gap, at: offset + length, keeping: [], segment: ledger.segment, candidateFrom: 0, context: &context)
     }
 
     /// End of the direction (FIN, RST, end of capture): a message still open is incomplete.
     mutating func finish(context: inout AnalysisContext) {
-        switch mode {
-        case .recovering:
-            analysis.undissectedBytes += Int64(recovery.bytes.count)
-            recovery.abandon(budget: &context.recoveryBudget)
-        case .framing:
-            if let m = message, !m.damaged {
-                analysis.incompleteAtEnd += 1
-                analysis.incompleteBytes += end - m.start
-                context.evidence.add(event(.incompleteAtEnd, at: m.start, in: m.firstSegment, bytes: cutter.pendingHeader(limit: 16), length: end - m.start))
-            }
-        case .stopped:
-            break
+        if mode == .recovering { settle(final: true, context: &context) }
+        if mode == .framing, let m = message, !m.damaged {
+            analysis.incompleteAtEnd += 1
+            analysis.incompleteBytes += end - m.start
+            context.evidence.add(event(.incompleteAtEnd, at: m.start, in: m.firstSegment, bytes: cutter.pendingHeader(limit: 16), length: end - m.start))
         }
         inspection.abandon()
         message = nil
@@ -168,10 +169,11 @@ struct DirectionAnalyzer {
         analysis.malformed += 1
         analysis.malformedByReason[malformed.reason, default: 0] += 1
         analysis.timeline.add(.malformed, at: m.firstSegment.timestamp)
-        context.evidence.add(event(.malformed, reason: malformed.reason, at: at, in: m.firstSegment, bytes: evidence))
         dropMessage()
         analysis.undissectedBytes += Int64(malformed.scanned)
-        startRecovery(at: at, keeping: kept, candidateFrom: 1, context: &context)
+        startRecovery(
+            .malformed, at: at, keeping: kept, segment: m.firstSegment, candidateFrom: 1,
+            malformedEvent: event(.malformed, reason: malformed.reason, at: at, in: m.firstSegment, bytes: evidence), context: &context)
         keepForRecovery(rest, segment: ledger.segment, context: &context)
     }
 
@@ -241,50 +243,135 @@ struct DirectionAnalyzer {
 
     // MARK: Recovery
 
-    private mutating func startRecovery(at offset: Int64, keeping kept: [UInt8], candidateFrom: Int, context: inout AnalysisContext) {
+    private mutating func startRecovery(
+        _ cause: FramingRecovery.Cause, at offset: Int64, keeping kept: [UInt8], segment: SegmentMark, candidateFrom: Int,
+        malformedEvent: AnalysisEvent? = nil, context: inout AnalysisContext
+    ) {
         mode = .recovering
         cutter.reset()
-        let segment = ledger.segment == .none ? SegmentMark(start: offset, frame: 0, timestamp: .zero) : ledger.segment
-        recovery.begin(at: offset, keeping: kept, segment: segment, candidateFrom: candidateFrom, budget: &context.recoveryBudget)
+        recovery.begin(
+            cause, at: offset, keeping: kept, segment: segment, candidateFrom: candidateFrom, malformedEvent: malformedEvent,
+            budget: &context.recoveryBudget)
     }
 
+    /// Fresh bytes while searching go to the window; a full window is decided on at once and,
+    /// without a boundary, slides on.
     private mutating func keepForRecovery(_ bytes: UnsafeRawBufferPointer, segment: SegmentMark, context: inout AnalysisContext) {
-        guard !bytes.isEmpty else { return }
-        switch recovery.append(bytes, segment: segment, budget: &context.recoveryBudget) {
-        case .kept(let overflow):
-            analysis.undissectedBytes += Int64(overflow)
-        case .overBudget:
-            context.recoveryBudget.exhausted += 1
-            analysis.undissectedBytes += Int64(bytes.count)
-            giveUp(context: &context)
-        }
-    }
-
-    /// Looks for where framing starts again; replays the window from there, part by part.
-    private mutating func recover(context: inout AnalysisContext) {
-        while mode == .recovering {
-            guard let found = recovery.search(with: cutter.shared.dissector) else {
-                if recovery.isFull { giveUp(context: &context) }
+        var rest = bytes
+        while !rest.isEmpty {
+            guard mode == .recovering else {
+                analysis.undissectedBytes += Int64(rest.count)  // given up
                 return
             }
-            analysis.resyncs += 1
-            analysis.undissectedBytes += Int64(found)
-            context.evidence.add(event(.resynchronized, at: recovery.start, in: recovery.firstSegment, bytes: Array(recovery.bytes.prefix(16)), length: Int64(found)))
-            let (bytes, parts, start) = recovery.take(budget: &context.recoveryBudget)
-            mode = .framing
-            bytes.withUnsafeBytes { all in
-                for (k, part) in parts.enumerated() {
-                    let from = max(part.at, found), to = k + 1 < parts.count ? parts[k + 1].at : all.count
-                    guard from < to else { continue }
-                    feed(all.slice(from: from, count: to - from), at: start + Int64(from), segment: part.segment, context: &context)
+            guard let taken = recovery.append(rest, segment: segment, budget: &context.recoveryBudget) else {
+                context.recoveryBudget.exhausted += 1
+                countSkipped(Int64(rest.count))
+                giveUp(context: &context)
+                return
+            }
+            rest = UnsafeRawBufferPointer(rebasing: rest[taken...])
+            guard recovery.isFull else { continue }
+            let restOffset = recovery.start + Int64(recovery.bytes.count)
+            if decide(endIsSegmentEnd: false, context: &context) {
+                if !rest.isEmpty { feed(rest, at: restOffset, segment: segment, context: &context) }
+                return
+            }
+            if recovery.hasSearchedTooLong {
+                countSkipped(Int64(rest.count))
+                giveUp(context: &context)
+                return
+            }
+            countSkipped(Int64(recovery.slide(budget: &context.recoveryBudget)))
+        }
+    }
+
+    /// Decides while a decision is due (at a segment's end), or once and for all (`final`: at a
+    /// gap or the end, where the window's bytes without a boundary are left undissected).
+    private mutating func settle(final: Bool, context: inout AnalysisContext) {
+        while mode == .recovering && (final || recovery.isDue) {
+            if recovery.bytes.isEmpty {
+                if final {
+                    closeMalformedEvent(context: &context)
+                    recovery.abandon(budget: &context.recoveryBudget)
                 }
+                return
+            }
+            if !decide(endIsSegmentEnd: true, context: &context) {
+                if final { endWithoutBoundary(context: &context) }
+                return
             }
         }
+    }
+
+    /// Looks for the best-supported boundary; replays the window from it, part by part, when it
+    /// clears the bar.
+    private mutating func decide(endIsSegmentEnd: Bool, context: inout AnalysisContext) -> Bool {
+        guard let found = recovery.decide(with: cutter.shared, endIsSegmentEnd: endIsSegmentEnd, budget: &context.recoveryBudget) else {
+            return false
+        }
+        let skipped = recovery.slid + Int64(found.offset)
+        countSkipped(Int64(found.offset))
+        let bits = found.bits.isFinite ? found.bits : nil
+        if let bits { analysis.boundaryEvidenceBits = min(analysis.boundaryEvidenceBits ?? bits, bits) }
+        switch recovery.cause {
+        case .midStream:
+            break
+        case .malformed:
+            analysis.resyncs += 1
+            if var e = recovery.malformedEvent {
+                e.length = skipped
+                e.evidenceBits = bits
+                context.evidence.add(e)
+            }
+        case .gap:
+            analysis.resyncs += 1
+            var e = event(.resynchronized, at: recovery.start - recovery.slid, in: recovery.firstSegment, bytes: Array(recovery.bytes.prefix(16)), length: skipped)
+            e.evidenceBits = bits
+            context.evidence.add(e)
+        }
+        let cause = recovery.cause
+        let (bytes, parts, start) = recovery.take(budget: &context.recoveryBudget)
+        mode = .framing
+        if cause == .midStream, let tail = parts.last(where: { $0.at <= found.offset }), tail.at < found.offset {
+            // The segment that carried the leading tail carries a second message if it goes on.
+            ledger.enter(tail.segment, messageOpen: false, figures: &analysis)
+            ledger.countLeadingTail()
+        }
+        bytes.withUnsafeBytes { all in
+            for (k, part) in parts.enumerated() {
+                let from = max(part.at, found.offset), to = k + 1 < parts.count ? parts[k + 1].at : all.count
+                guard from < to else { continue }
+                feed(all.slice(from: from, count: to - from), at: start + Int64(from), segment: part.segment, context: &context)
+            }
+        }
+        return true
+    }
+
+    /// A search that ends (at a gap or the end) without a boundary: its bytes stay undissected.
+    private mutating func endWithoutBoundary(context: inout AnalysisContext) {
+        analysis.boundariesNotFound += 1
+        countSkipped(Int64(recovery.bytes.count))
+        closeMalformedEvent(context: &context)
+        recovery.abandon(budget: &context.recoveryBudget)
+    }
+
+    /// Searched bytes no frame starts in: the tail of a message sent before the capture began
+    /// (mid-stream), else junk.
+    private mutating func countSkipped(_ count: Int64) {
+        if recovery.cause == .midStream { analysis.leadingBytes += count } else { analysis.undissectedBytes += count }
+    }
+
+    /// The junk region after a malformed header ends without framing resuming.
+    private mutating func closeMalformedEvent(context: inout AnalysisContext) {
+        guard var e = recovery.malformedEvent else { return }
+        e.length = recovery.slid + Int64(recovery.bytes.count)
+        context.evidence.add(e)
     }
 
     private mutating func giveUp(context: inout AnalysisContext) {
         analysis.stopped = true
-        analysis.undissectedBytes += Int64(recovery.bytes.count)
+        countSkipped(Int64(recovery.bytes.count))
+        closeMalformedEvent(context: &context)
         context.evidence.add(event(.gaveUp, at: recovery.start, in: recovery.firstSegment, bytes: Array(recovery.bytes.prefix(16)), length: Int64(recovery.bytes.count)))
         recovery.abandon(budget: &context.recoveryBudget)
         mode = .stopped

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// The dissectors framescope has, as a closed enum: one `switch` per decode, no existential.
 public enum AnyDissector: FrameDissector, Sendable, Equatable {
     case lengthField(LengthFieldDissector)
@@ -38,6 +40,18 @@ public enum AnyDissector: FrameDissector, Sendable, Equatable {
 /// A dissector shared by reference: every direction framed by one SPEC reads the same one.
 final class SharedDissector: Sendable {
     let dissector: AnyDissector
+    /// Measured the first time recovery needs it: most SPECs never recover.
+    private let measuredEvidence = Mutex<BoundaryEvidence?>(nil)
 
     init(_ dissector: AnyDissector) { self.dissector = dissector }
+
+    /// What a decoded frame says about a frame start, for recovery.
+    var evidence: BoundaryEvidence {
+        measuredEvidence.withLock { cached in
+            if let cached { return cached }
+            let measured = BoundaryEvidence(dissector)
+            cached = measured
+            return measured
+        }
+    }
 }

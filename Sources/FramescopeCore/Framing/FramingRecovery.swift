@@ -17,58 +17,140 @@ public struct RecoveryBudget: Sendable {
     public internal(set) var inUse = 0
     public var limit = 32 << 20
     public internal(set) var exhausted = 0
+    /// Evidence a boundary needs, in bits (see `BoundaryEvidence`).
+    public var threshold = FramingRecovery.defaultThreshold
+    /// The scorer's scratch space, shared by every direction (one decides at a time).
+    var scores: [Double] = []
 }
 
-/// Finds where framing starts again after a malformed header or a gap whose end is unknown.
+/// Finds where framing starts when it is not known to be right: in a direction picked up in the
+/// middle of a connection, after a malformed header, after a gap whose end is unknown.
 ///
-/// The rule today: keep up to `window` bytes and take the first offset where two consecutive
-/// frames decode (with a magic, only where the magic matches; with delimiters, right after the
-/// next delimiter). The analyzer feeds it bytes while it searches and replays the window from
-/// what it finds, segment by segment, so the replayed bytes keep their provenance.
+/// The analyzer keeps the bytes that follow in a window and asks for a decision when one is due
+/// (at segment ends, each time the window has doubled, at a gap, at the end, when it is full).
+/// Every offset is a candidate start, scored by the chain of frames after it
+/// (`FrameChainScorer`); the best wins only with `threshold` bits of evidence. Without one, a
+/// full window slides on by half; past `searchLimit` bytes the direction is given up. With
+/// delimiter framing a frame starts right after the next delimiter: nothing to weigh.
 struct FramingRecovery {
-    static let window = 64 << 10
+    enum Cause {
+        /// The direction began without a SYN: the bytes before the first boundary are the tail
+        /// of a message sent before the capture started (`leadingBytes`).
+        case midStream
+        /// A header did not parse: the bytes up to the next boundary are junk (undissected).
+        case malformed
+        /// A gap whose end could not be computed.
+        case gap
+    }
 
+    static let window = 64 << 10
+    static let searchLimit: Int64 = 1 << 20
+    static let defaultThreshold = 32.0
+    private static let firstEvaluation = 256
+
+    private(set) var cause = Cause.malformed
     /// Window bytes, from stream offset `start`.
     private(set) var bytes: [UInt8] = []
     private(set) var start: Int64 = 0
     /// Where each segment's part of the window begins.
     private(set) var parts: [(at: Int, segment: SegmentMark)] = []
-    private var nextCandidate = 0
+    /// Bytes searched and slid out of the window, before `start`.
+    private(set) var slid: Int64 = 0
+    /// The first window offset that may start a frame.
+    private var from = 0
+    private var nextEvaluation = firstEvaluation
+    /// The malformed header's event, waiting for the junk region's length.
+    private(set) var malformedEvent: AnalysisEvent?
 
     var isFull: Bool { bytes.count >= Self.window }
+    var isDue: Bool { bytes.count >= nextEvaluation }
+    var hasSearchedTooLong: Bool { slid + Int64(bytes.count) >= Self.searchLimit }
 
     /// The segment that carried the window's first byte.
     var firstSegment: SegmentMark { parts.first?.segment ?? .none }
 
-    /// Starts a search at `offset` with `kept` bytes already known to follow it (carried by
-    /// `segment`); candidates are tried from window offset `candidateFrom`.
-    mutating func begin(at offset: Int64, keeping kept: [UInt8], segment: SegmentMark, candidateFrom: Int, budget: inout RecoveryBudget) {
+    /// Whether bytes of `segment` would start a new part (the window's segments so far are then complete).
+    func startsNewSegment(_ segment: SegmentMark) -> Bool { !(parts.last?.segment.isSame(as: segment) ?? false) }
+
+    /// Starts a search at `offset` with `kept` bytes (carried by `segment`) already known to
+    /// follow it; frames may start from window offset `candidateFrom`.
+    mutating func begin(
+        _ cause: Cause, at offset: Int64, keeping kept: [UInt8], segment: SegmentMark, candidateFrom: Int,
+        malformedEvent: AnalysisEvent? = nil, budget: inout RecoveryBudget
+    ) {
         budget.inUse += kept.count
+        self.cause = cause
         bytes = kept
         start = offset
         parts = kept.isEmpty ? [] : [(0, segment)]
-        nextCandidate = candidateFrom
+        slid = 0
+        from = candidateFrom
+        nextEvaluation = Self.firstEvaluation
+        self.malformedEvent = malformedEvent
     }
 
-    enum Appended {
-        /// Kept, but for `overflow` bytes past the window's end.
-        case kept(overflow: Int)
-        /// The budget of all windows is spent: nothing kept.
-        case overBudget
+    /// Keeps bytes from the front of `more` up to the window's end; returns how many, or nil when
+    /// the budget of all windows is spent (nothing kept).
+    mutating func append(_ more: UnsafeRawBufferPointer, segment: SegmentMark, budget: inout RecoveryBudget) -> Int? {
+        let room = min(Self.window - bytes.count, budget.limit - budget.inUse)
+        guard room > 0 else { return nil }
+        let taken = min(room, more.count)
+        budget.inUse += taken
+        if startsNewSegment(segment) { parts.append((bytes.count, segment)) }
+        bytes.append(contentsOf: more.prefix(taken))
+        return taken
     }
 
-    mutating func append(_ more: UnsafeRawBufferPointer, segment: SegmentMark, budget: inout RecoveryBudget) -> Appended {
-        var room = Self.window - bytes.count
-        if budget.inUse + min(room, more.count) > budget.limit {
-            room = max(0, budget.limit - budget.inUse)
-            if room == 0 { return .overBudget }
+    /// The best-supported frame start in the window, if it has `budget.threshold` bits of
+    /// evidence. The next decision is due when the window has doubled.
+    mutating func decide(with dissector: SharedDissector, endIsSegmentEnd: Bool, budget: inout RecoveryBudget) -> BoundaryHypothesis? {
+        nextEvaluation = min(Self.window, max(Self.firstEvaluation, 2 * bytes.count))
+        if let delimiter = dissector.dissector.delimiter { return afterDelimiter(delimiter) }
+        let starts = parts.compactMap { $0.segment.start == start + Int64($0.at) ? $0.at : nil }
+        let found = bytes.withUnsafeBytes { w in
+            FrameChainScorer(dissector: dissector.dissector, evidence: dissector.evidence)
+                .best(in: w, from: from, segmentStarts: starts, endIsSegmentEnd: endIsSegmentEnd, scores: &budget.scores)
         }
-        budget.inUse += min(room, more.count)
-        if !(parts.last.map { $0.segment.isSame(as: segment) } ?? false) {
-            parts.append((bytes.count, segment))
+        guard let found, found.bits >= threshold(for: found.offset, segmentStarts: starts, budget: budget) else { return nil }
+        return found
+    }
+
+    /// The bar for a start at window offset `offset`. Where a direction is picked up or a gap
+    /// ends at a segment start, that one offset is as likely a message start as not (senders
+    /// write whole messages), where any other offset is one of tens of thousands: it needs
+    /// half the bits (the other half is what the bar spends on trying every offset).
+    private func threshold(for offset: Int, segmentStarts: [Int], budget: RecoveryBudget) -> Double {
+        let firstSegmentStart = offset == 0 && slid == 0 && cause != .malformed && segmentStarts.first == 0
+        return firstSegmentStart ? budget.threshold / 2 : budget.threshold
+    }
+
+    /// Delimiter framing starts again right after the next delimiter.
+    private mutating func afterDelimiter(_ delimiter: InlineBytes) -> BoundaryHypothesis? {
+        let n = bytes.count
+        var i = max(from, delimiter.count)
+        while i <= n {
+            var matches = true
+            for k in 0..<delimiter.count where bytes[i - delimiter.count + k] != delimiter[k] { matches = false }
+            if matches { return BoundaryHypothesis(offset: i, bits: .infinity, frames: 0, onSegmentStarts: 0) }
+            i += 1
         }
-        bytes.append(contentsOf: more.prefix(room))
-        return .kept(overflow: max(0, more.count - room))
+        from = max(from, n - delimiter.count + 1)
+        return nil
+    }
+
+    /// Drops the window's first half (no frame starts there); returns how many bytes.
+    mutating func slide(budget: inout RecoveryBudget) -> Int {
+        let dropped = bytes.count / 2
+        bytes.removeFirst(dropped)
+        budget.inUse -= dropped
+        start += Int64(dropped)
+        slid += Int64(dropped)
+        from = max(0, from - dropped)
+        // The part straddling the cut begins the window now; earlier ones are gone.
+        let kept = parts.lastIndex { $0.at <= dropped } ?? 0
+        parts = parts[kept...].map { (max(0, $0.at - dropped), $0.segment) }
+        nextEvaluation = Self.window
+        return dropped
     }
 
     /// Ends the search, handing back the window (its bytes leave the budget).
@@ -82,45 +164,6 @@ struct FramingRecovery {
         budget.inUse -= bytes.count
         bytes = []
         parts = []
-    }
-
-    /// The first window offset from the last one tried where framing plausibly starts again.
-    mutating func search(with dissector: AnyDissector) -> Int? {
-        var atStreamStart = false  // framing starts again past the stream's start
-        return bytes.withUnsafeBytes { w -> Int? in
-            if let delimiter = dissector.delimiter {
-                // Delimiter framing starts again right after the next delimiter.
-                var i = max(nextCandidate, delimiter.count)
-                while i <= w.count {
-                    var matches = true
-                    for k in 0..<delimiter.count where w[i - delimiter.count + k] != delimiter[k] { matches = false }
-                    if matches { return i }
-                    i += 1
-                }
-                nextCandidate = max(nextCandidate, w.count - delimiter.count + 1)
-                return nil
-            }
-            while nextCandidate < w.count {
-                let o = nextCandidate
-                switch dissector.decode(w.dropFirst(o), consumed: 0, atStreamStart: &atStreamStart) {
-                case .needMoreData:
-                    return nil
-                case .malformed:
-                    nextCandidate += 1
-                case .frame(let first, _, _), .preamble(let first):
-                    if o + first >= Self.window {  // cannot be checked within the window
-                        nextCandidate += 1
-                        continue
-                    }
-                    if o + first >= w.count { return nil }
-                    switch dissector.decode(w.dropFirst(o + first), consumed: 0, atStreamStart: &atStreamStart) {
-                    case .frame, .preamble: return o
-                    case .needMoreData: return nil
-                    case .malformed: nextCandidate += 1
-                    }
-                }
-            }
-            return nil
-        }
+        malformedEvent = nil
     }
 }

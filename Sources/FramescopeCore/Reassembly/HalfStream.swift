@@ -143,7 +143,8 @@ struct HalfStream {
             sink.data(
                 StreamChunk(
                     connection: route.connection, direction: route.direction, offset: frontier,
-                    capturedOffset: captured, bytes: bytes, frame: frame, timestamp: timestamp), state: &state)
+                    capturedOffset: captured, bytes: bytes, frame: frame, timestamp: timestamp, midStream: statistics.startedMidStream),
+                state: &state)
             rememberForConflicts(bytes, context: &context)
             frontier += Int64(bytes.count)
             captured += Int64(bytes.count)

@@ -28,10 +28,12 @@ public struct StreamChunk {
     /// 1-based frame number of the segment that carried these bytes.
     public var frame: UInt64
     public var timestamp: Timestamp
+    /// The direction began without a SYN: its first byte may be inside a message.
+    public var midStream: Bool
 
     public init(
         connection: ConnectionID, direction: Direction, offset: Int64, capturedOffset: Int64, bytes: UnsafeRawBufferPointer,
-        frame: UInt64, timestamp: Timestamp
+        frame: UInt64, timestamp: Timestamp, midStream: Bool = false
     ) {
         self.connection = connection
         self.direction = direction
@@ -40,6 +42,7 @@ public struct StreamChunk {
         self.bytes = bytes
         self.frame = frame
         self.timestamp = timestamp
+        self.midStream = midStream
     }
 }
 

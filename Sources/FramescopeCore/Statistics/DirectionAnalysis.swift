@@ -22,6 +22,14 @@ public struct DirectionAnalysis: Sendable, Equatable {
     public var damagedByGaps = 0
     /// Bytes no message could be found in: skipped while resynchronising, or after giving up.
     public var undissectedBytes: Int64 = 0
+    /// Bytes of a direction picked up mid-stream before its first boundary: the tail of a
+    /// message sent before the capture started (neither a message nor malformed).
+    public var leadingBytes: Int64 = 0
+    /// The weakest evidence, in bits, of the boundaries recovery found (mid-stream pickup,
+    /// resynchronisation); nil when it found none.
+    public var boundaryEvidenceBits: Double?
+    /// Searches that ended (at a gap or the end) without a boundary clearing the bar.
+    public var boundariesNotFound = 0
     public var preambleBytes: Int64 = 0
     /// Resynchronisations that found frames again, and directions given up.
     public var resyncs = 0
@@ -70,6 +78,9 @@ public struct DirectionAnalysis: Sendable, Equatable {
         incompleteBytes += o.incompleteBytes
         damagedByGaps += o.damagedByGaps
         undissectedBytes += o.undissectedBytes
+        leadingBytes += o.leadingBytes
+        if let bits = o.boundaryEvidenceBits { boundaryEvidenceBits = min(boundaryEvidenceBits ?? bits, bits) }
+        boundariesNotFound += o.boundariesNotFound
         preambleBytes += o.preambleBytes
         resyncs += o.resyncs
         assemblyLatencyMicroseconds.merge(o.assemblyLatencyMicroseconds)

@@ -37,6 +37,10 @@ struct SegmentLedger {
         messageStartsSegment = offset == segment.start
     }
 
+    /// The current segment carries the tail of a message sent before the capture began: it
+    /// counts as one of the messages the segment carries.
+    mutating func countLeadingTail() { touches += 1 }
+
     /// The message in progress was none: the segments it spans settle without it.
     mutating func dropMessage(figures: inout DirectionAnalysis) {
         settle(touched: false, figures: &figures)

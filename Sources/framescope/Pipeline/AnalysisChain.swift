@@ -14,7 +14,9 @@ struct AnalysisChain {
     /// - Parameter listedByDefault: connections listed when `--max-listed-connections` is not given.
     init(options: AnalysisOptions, choice: DissectorChoice, listedByDefault: Int) throws {
         self.choice = choice
-        var analyzer = Analyzer(choice: choice, protobuf: try options.protobuf.check(for: choice), maxRecoveryBytes: options.maxResyncMemory.bytes)
+        var analyzer = Analyzer(
+            choice: choice, protobuf: try options.protobuf.check(for: choice), maxRecoveryBytes: options.maxResyncMemory.bytes,
+            midStream: options.midStream, evidenceBits: options.minEvidence)
         analyzer.maxRetainedConnections = options.maxListedConnections ?? listedByDefault
         messages = try options.messages.map { try MessageWriter(path: $0) }
         if let messages { analyzer.onMessage = { messages.write($0) } }

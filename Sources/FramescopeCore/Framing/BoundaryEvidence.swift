@@ -1,0 +1,207 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// How much a frame that a dissector decodes says about a byte offset being a real frame start,
+/// in bits (log2 of how much likelier the evidence is from real framing than from bytes that
+/// are not a frame start: random bytes, text, the inside of other messages).
+///
+/// A candidate start is scored by the chain of frames that follows it (`FrameChainScorer`); each
+/// frame adds:
+/// - `header`: how rarely a header decodes at a random place (a magic: many bits; a varint or a
+///   1–2 byte length: almost none). Measured on random bytes and printable text, capped low when
+///   there is no magic (structured data holds small integers far more often than random bytes).
+/// - `segmentStart` when the frame starts where a segment starts (senders write messages; a
+///   random offset lands on a segment start about once per segment length: log2 of the
+///   shorter of the two segments around it, so a run of tiny segments is worth nothing).
+/// - for varint lengths, `protobufBody(length)` when the body is protobuf wire data.
+/// - minus `frameCost`: a frame claimed without evidence costs, so an unsupported frame in front
+///   of real ones never wins.
+public struct BoundaryEvidence: Sendable, Equatable {
+    /// Bits a decodable header is worth.
+    public var header: Double
+    /// Whether bodies are scored as protobuf (varint lengths: writeDelimitedTo, MQTT-like).
+    public var scoresProtobufBodies: Bool
+
+    public static let frameCost = 2.0
+    /// Most bits a segment start is worth (segments of 4 KiB and more).
+    static let maxSegmentStart = 12.0
+    /// Most a header is worth without a magic, and with one.
+    static let maxHeaderWithoutMagic = 4.0
+    static let maxHeader = 16.0
+
+    /// Measures `dissector`'s header odds on a fixed random sample (deterministic).
+    init(_ dissector: AnyDissector) {
+        switch dissector {
+        case .delimiter:
+            header = 0
+            scoresProtobufBodies = false
+        case .lengthField(let d):
+            let measured = Self.measuredHeaderBits(dissector)
+            header = min(measured, d.magic.isEmpty ? Self.maxHeaderWithoutMagic : Self.maxHeader)
+            scoresProtobufBodies = d.encoding == .varint
+        case .postgres:
+            header = min(Self.measuredHeaderBits(dissector), Self.maxHeaderWithoutMagic)
+            scoresProtobufBodies = false
+        }
+    }
+
+    /// Bits a protobuf-valid body of `length` bytes is worth: the chance that random bytes or
+    /// printable text of that length parse as protobuf wire data, measured (2×10⁵ samples per
+    /// length, scripts/protobuf-odds.py), less one bit. Short bodies say little: two random
+    /// bytes parse one time in eight.
+    static func protobufBody(length: Int) -> Double {
+        switch length {
+        case ..<2: 0
+        case ..<6: 2
+        case ..<16: 3.5
+        case ..<32: 5
+        default: 6
+        }
+    }
+
+    /// Bits a segment start is worth between segments of these lengths (nil: not known).
+    static func segmentStart(before: Int?, after: Int?) -> Double {
+        guard let shorter = [before, after].compactMap({ $0 }).min(), shorter > 1 else { return 0 }
+        return min(maxSegmentStart, log2(Double(shorter)))
+    }
+
+    /// -log2 of how often a header decodes at a random offset of random bytes or of printable
+    /// text (whichever decodes more often), with one success assumed (a sample cannot show
+    /// odds below 1 in its size).
+    static func measuredHeaderBits(_ dissector: AnyDissector) -> Double {
+        var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+        func next() -> UInt64 {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return state >> 33
+        }
+        let size = 4096 + 64
+        let random = (0..<size).map { _ in UInt8(truncatingIfNeeded: next()) }
+        let text = (0..<size).map { _ in UInt8(0x20 + next() % 95) }
+        var worst = 0.0
+        for sample in [random, text] {
+            var decoded = 1, decided = 2
+            sample.withUnsafeBytes { b in
+                for o in 0..<4096 {
+                    var atStreamStart = false
+                    switch dissector.decode(b.dropFirst(o), consumed: 0, atStreamStart: &atStreamStart) {
+                    case .frame, .preamble:
+                        decoded += 1
+                        decided += 1
+                    case .malformed:
+                        decided += 1
+                    case .needMoreData:
+                        break
+                    }
+                }
+            }
+            worst = max(worst, Double(decoded) / Double(decided))
+        }
+        return -log2(worst)
+    }
+}
+
+/// A frame start the recovery found, and how well the chain of frames from it is supported.
+struct BoundaryHypothesis: Equatable {
+    /// Window offset of the frame start.
+    var offset: Int
+    /// Evidence for the chain from `offset`, in bits.
+    var bits: Double
+    /// Complete frames in the supported chain, and how many of them start a segment.
+    var frames: Int
+    var onSegmentStarts: Int
+}
+
+/// Scores every candidate start in a window by the chain of frames that follows it and picks
+/// the best (see `BoundaryEvidence`). A chain's score is its first frame's evidence plus the
+/// score of the chain from the frame's end when that is positive: a start before a real one
+/// wins only with evidence of its own, and the chain stops where going on would lower it.
+struct FrameChainScorer {
+    let dissector: AnyDissector
+    let evidence: BoundaryEvidence
+
+    /// The best start at or after `from` in `window`, whatever its score. `segmentStarts` are
+    /// the window offsets where a segment starts, ascending; `endIsSegmentEnd` when the window's
+    /// last byte ends a segment. `scores` is scratch space.
+    func best(
+        in window: UnsafeRawBufferPointer, from: Int, segmentStarts: [Int], endIsSegmentEnd: Bool, scores: inout [Double]
+    ) -> BoundaryHypothesis? {
+        let n = window.count
+        guard from < n else { return nil }
+        if scores.count < n + 1 { scores = [Double](repeating: 0, count: n + 1) }
+        // Segment boundaries: the starts, and the window's end when a segment ends there.
+        var boundaries = segmentStarts
+        if endIsSegmentEnd && boundaries.last != n { boundaries.append(n) }
+        func bits(_ k: Int) -> Double {
+            BoundaryEvidence.segmentStart(
+                before: k > 0 ? boundaries[k] - boundaries[k - 1] : nil,
+                after: k + 1 < boundaries.count ? boundaries[k + 1] - boundaries[k] : nil)
+        }
+        var best: Int?
+        var next = boundaries.count - 1  // walks the boundaries down with `o`
+        return scores.withUnsafeMutableBufferPointer { s -> BoundaryHypothesis? in
+            s[n] = boundaries.last == n ? bits(boundaries.count - 1) : 0
+            if boundaries.last == n { next -= 1 }
+            var o = n - 1
+            while o >= from {
+                while next >= 0 && boundaries[next] > o { next -= 1 }
+                let aligned = next >= 0 && boundaries[next] == o ? bits(next) : 0
+                s[o] = score(window, at: o, aligned: aligned, scores: s)
+                if s[o] > -.infinity && (best.map { s[o] > s[$0] } ?? true) { best = o }
+                o -= 1
+            }
+            guard let best else { return nil }
+            // Count the supported chain's frames.
+            var frames = 0, onStarts = 0, at = best
+            let startSet = Set(boundaries)
+            while at < n, let length = frameLength(window, at: at), at + length <= n {
+                frames += 1
+                if startSet.contains(at) { onStarts += 1 }
+                at += length
+                if at < n && s[at] <= 0 { break }
+            }
+            return BoundaryHypothesis(offset: best, bits: s[best], frames: frames, onSegmentStarts: onStarts)
+        }
+    }
+
+    /// The score of the chain from `o`, given the scores of every later offset.
+    private func score(
+        _ w: UnsafeRawBufferPointer, at o: Int, aligned: Double, scores s: UnsafeMutableBufferPointer<Double>
+    ) -> Double {
+        var atStreamStart = false
+        switch dissector.decode(w.dropFirst(o), consumed: 0, atStreamStart: &atStreamStart) {
+        case .malformed:
+            return -.infinity
+        case .needMoreData:
+            return aligned - BoundaryEvidence.frameCost
+        case .preamble(let length):
+            return frameScore(w, at: o, length: length, body: length, aligned: aligned, scores: s)
+        case .frame(let length, _, let body):
+            return frameScore(w, at: o, length: length, body: body, aligned: aligned, scores: s)
+        }
+    }
+
+    private func frameScore(
+        _ w: UnsafeRawBufferPointer, at o: Int, length: Int, body: Int, aligned: Double, scores s: UnsafeMutableBufferPointer<Double>
+    ) -> Double {
+        // A frame of nothing but its header (zero runs decode as chains of these) proves nothing.
+        var bits = aligned - BoundaryEvidence.frameCost + (length > body ? evidence.header : 0)
+        let end = o + length
+        guard end <= w.count else { return bits }  // the frame goes on past the window
+        let bodyLength = length - body
+        if evidence.scoresProtobufBodies && bodyLength >= 2 && bodyLength <= 1024 {
+            if case .valid = ProtobufScanner.checkWhole(w.slice(from: o + body, count: bodyLength)) {
+                bits += BoundaryEvidence.protobufBody(length: bodyLength)
+            }
+        }
+        return bits + max(0, s[end])
+    }
+
+    private func frameLength(_ w: UnsafeRawBufferPointer, at o: Int) -> Int? {
+        var atStreamStart = false
+        switch dissector.decode(w.dropFirst(o), consumed: 0, atStreamStart: &atStreamStart) {
+        case .frame(let length, _, _), .preamble(let length): return length
+        case .malformed, .needMoreData: return nil
+        }
+    }
+}
