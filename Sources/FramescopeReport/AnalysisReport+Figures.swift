@@ -67,6 +67,9 @@ extension AnalysisReport.Figures {
         incompleteBytes = a.incompleteBytes
         damagedByGaps = a.damagedByGaps
         undissectedBytes = a.undissectedBytes
+        leadingBytes = a.leadingBytes
+        boundaryEvidenceBits = a.boundaryEvidenceBits.map(oneDecimal)
+        boundariesNotFound = a.boundariesNotFound
         preambleBytes = a.preambleBytes
         resyncs = a.resyncs
         stopped = a.stopped
@@ -114,6 +117,7 @@ extension AnalysisReport.Event {
         reason = e.reason?.rawValue ?? e.protobufFailure?.reason.rawValue
         failedAt = e.protobufFailure?.offset
         failedInFrame = e.protobufFailure?.frame
+        evidenceBits = e.evidenceBits.map(oneDecimal)
         connection = e.connection.rawValue
         self.from = from.description
         self.to = to.description
@@ -145,3 +149,6 @@ extension ConnectionAnalysis {
         return AnalysisReport.Figures(all)
     }
 }
+
+/// Evidence in bits, to one decimal (more would claim a precision the estimate lacks).
+func oneDecimal(_ bits: Double) -> Double { (bits * 10).rounded(.down) / 10 }

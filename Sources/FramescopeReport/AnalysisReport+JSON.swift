@@ -122,9 +122,14 @@ extension AnalysisReport.Figures {
         w.object { w in
             w.key("assemblyLatency")
             assemblyLatency.write(to: &w)
+            w.key("boundariesNotFound")
+            w.int(boundariesNotFound)
+            w.key("boundaryEvidenceBits")
+            if let boundaryEvidenceBits { w.double(boundaryEvidenceBits) } else { w.null() }
             w.field("damagedByGaps", damagedByGaps)
             w.field("incompleteAtEnd", incompleteAtEnd)
             w.field("incompleteBytes", incompleteBytes)
+            w.field("leadingBytes", leadingBytes)
             w.field("malformed", malformed)
             w.field("malformedByReason", counts: malformedByReason)
             w.field("maxMessagesPerSegment", maxMessagesPerSegment)
@@ -185,6 +190,7 @@ extension AnalysisReport.Event {
         w.object { w in
             w.field("bytes", hex(bytes))
             w.field("connection", connection)
+            if let evidenceBits { w.field("evidenceBits", evidenceBits) }
             if let failedAt { w.field("failedAt", failedAt) }
             if let failedInFrame { w.field("failedInFrame", failedInFrame) }
             w.field("frame", frame)

@@ -165,6 +165,12 @@ public struct AnalysisReport: Sendable {
         public var incompleteBytes: Int64
         public var damagedByGaps: Int
         public var undissectedBytes: Int64
+        /// Bytes before the first boundary of a direction picked up mid-stream.
+        public var leadingBytes: Int64
+        /// The weakest evidence (bits, one decimal) for a boundary recovery found; nil: none found.
+        public var boundaryEvidenceBits: Double?
+        /// Searches that ended without a boundary clearing the bar.
+        public var boundariesNotFound: Int
         public var preambleBytes: Int64
         public var resyncs: Int
         public var stopped: Bool
@@ -199,5 +205,8 @@ public struct AnalysisReport: Sendable {
         /// `invalid-protobuf` only: the stream offset of the byte the body stopped parsing at, and its frame.
         public var failedAt: Int64?
         public var failedInFrame: UInt64?
+        /// `malformed` and `resynchronized`: the evidence (bits, one decimal) for where framing
+        /// resumed; nil when it did not.
+        public var evidenceBits: Double?
     }
 }

@@ -43,7 +43,12 @@ public enum AnalysisTextFormatter {
         if f.incompleteAtEnd > 0 { problems.append("\(f.incompleteAtEnd) incomplete at end (\(f.incompleteBytes) B)") }
         if f.damagedByGaps > 0 { problems.append("\(f.damagedByGaps) damaged by capture gaps") }
         if f.undissectedBytes > 0 { problems.append("\(f.undissectedBytes) bytes undissected") }
-        if f.stopped { problems.append("gave up on a direction (no framing found again)") }
+        if f.leadingBytes > 0 { problems.append("\(f.leadingBytes) leading bytes before the first boundary (picked up mid-stream)") }
+        if let bits = f.boundaryEvidenceBits { problems.append("boundaries found with ≥ \(bits) bits of evidence") }
+        if f.boundariesNotFound > 0 {
+            problems.append("no boundary found in \(f.boundariesNotFound) search\(f.boundariesNotFound == 1 ? "" : "es") (too little evidence; --mid-stream start frames a picked-up direction from its first byte)")
+        }
+        if f.stopped { problems.append("gave up on a direction (1 MiB without a boundary)") }
         if !problems.isEmpty { s += "  " + problems.joined(separator: "; ") + "\n" }
         if let protobuf, let p = f.protobuf, p.checked > 0 { s += "  protobuf: " + p.summary(protobuf) + "\n" }
         return s
@@ -99,7 +104,12 @@ public enum AnalysisTextFormatter {
             var what = e.kind
             if let reason = e.reason { what += " (\(reason))" }
             s += "  \(what): #\(e.connection) \(e.from) → \(e.to) offset \(e.offset), frame \(e.frame)"
-            if e.length > 0 { s += ", \(e.length) B" }
+            if e.kind == "malformed" {
+                s += e.evidenceBits.map { ", \(e.length) B of junk, framing resumed (\($0) bits of evidence)" } ?? ", \(e.length) B of junk, no boundary found after it"
+            } else if e.length > 0 {
+                s += ", \(e.length) B"
+                if let bits = e.evidenceBits { s += " (\(bits) bits of evidence)" }
+            }
             if let at = e.failedAt, let frame = e.failedInFrame { s += ", stops parsing at offset \(at) (frame \(frame))" }
             s += "\n    wireshark: \(e.wiresharkFilter)\n"
             if !e.bytes.isEmpty { s += "    bytes: \(hex(e.bytes))\n" }

@@ -33,12 +33,44 @@ public struct SyntheticTraffic {
         public var maximumSegmentSize = 1448
         /// Bytes a connection sends (both ways together) before it closes, on average.
         public var bytesPerConnection = 1 << 20
+        /// The capture starts after the first connections opened: their handshakes are not in it
+        /// and each of their directions is picked up inside a write, at a random byte.
+        public var lateStart = false
+        /// Fraction of writes that begin with junk: for varint a bogus 5-byte length (4294967295)
+        /// and up to 16 random bytes, for the 12-byte header 1–32 bytes without the magic.
+        public var junkFraction = 0.0
+        /// Fraction of connections whose client closes in the middle of a message and sends the
+        /// rest of its buffer on a new connection (which then begins mid-message).
+        public var reconnectFraction = 0.0
 
         public init() {}
     }
 
+    /// What one direction of all connections holds, as `analyze` defines it: messages (those that
+    /// start in the capture), partial and merged, the tails before the first boundary of a
+    /// direction picked up mid-stream, junk regions and their bytes, messages cut by a close.
+    public struct DirectionTruth: Sendable, Equatable {
+        public var messages = 0
+        public var partial = 0
+        public var merged = 0
+        public var leadingBytes = 0
+        public var junkRegions = 0
+        public var junkBytes = 0
+        public var incomplete = 0
+    }
+
+    /// One message, for checking each message an analysis reports.
+    public struct MessageTruth: Sendable, Equatable {
+        public var clientPort: UInt16
+        public var direction: Direction
+        /// From the direction's first captured byte.
+        public var offset: Int
+        public var length: Int
+    }
+
     /// What the generated capture holds, for checking an analysis against.
     public struct Truth: Sendable, Equatable {
+        public var directions = PerDirection { _ in DirectionTruth() }
         public var spec: String
         public var packets = 0
         public var captureBytes = 0
@@ -67,7 +99,23 @@ public struct SyntheticTraffic {
         var sequence: [UInt32]  // next sequence number per direction (client, server)
         var budget: Int
         var held: [(direction: Int, packet: [UInt8])] = []  // segments held back to reorder or repeat
+        /// Per direction: picked up mid-stream and no message start seen yet.
+        var beforeFirstBoundary = [false, false]
+        /// Per direction: the next write is cut where the capture starts.
+        var pickUpInsideNextWrite = [false, false]
+        /// Bytes of each direction in the capture so far.
+        var captured = [0, 0]
     }
+
+    /// A write's bytes, in order.
+    private enum Piece {
+        case message(length: Int)
+        case junk(length: Int)
+    }
+
+    /// Every message, when `recordsMessages` is set.
+    public private(set) var messages: [MessageTruth] = []
+    public var recordsMessages = false
 
     public init(options: Options) {
         self.options = options
@@ -94,7 +142,13 @@ public struct SyntheticTraffic {
         }
         while flows.count < options.flows {
             flows.append(newFlow())
-            handshake(flows[flows.count - 1])
+            if options.lateStart {
+                // Opened before the capture: no handshake, each direction picked up inside a write.
+                flows[flows.count - 1].beforeFirstBoundary = [true, true]
+                flows[flows.count - 1].pickUpInsideNextWrite = [true, true]
+            } else {
+                handshake(flows[flows.count - 1])
+            }
             flush()
         }
         while emitted < target {
@@ -102,9 +156,13 @@ public struct SyntheticTraffic {
             let direction = random.next() % 5 < 2 ? 0 : 1
             sendBurst(flow: index, direction: direction)
             if flows[index].budget <= 0 {
-                closeFlow(index)
-                flows[index] = newFlow()
-                handshake(flows[index])
+                if options.reconnectFraction > 0 && Double(random.next() % 1_000_000) / 1_000_000 < options.reconnectFraction {
+                    reconnect(index)
+                } else {
+                    closeFlow(index)
+                    flows[index] = newFlow()
+                    handshake(flows[index])
+                }
             }
             flush()
         }
@@ -145,27 +203,79 @@ public struct SyntheticTraffic {
 
     // MARK: Messages and segments
 
-    /// A few messages written back to back, cut into MSS-sized segments.
+    /// A few messages written back to back (after junk, sometimes), cut into MSS-sized segments.
     private mutating func sendBurst(flow index: Int, direction: Int) {
         var burst: [UInt8] = []
+        var pieces: [Piece] = []
+        if options.junkFraction > 0 && Double(random.next() % 1_000_000) / 1_000_000 < options.junkFraction {
+            let before = burst.count
+            appendJunk(to: &burst)
+            pieces.append(.junk(length: burst.count - before))
+        }
         for _ in 0..<(1 + Int(random.next() % 6)) {
+            let before = burst.count
             appendMessage(to: &burst)
-            if direction == 0 { truth.messagesClientToServer += 1 } else { truth.messagesServerToClient += 1 }
+            pieces.append(.message(length: burst.count - before))
         }
         truth.payloadBytes += burst.count
         flows[index].budget -= burst.count
-        var offset = 0
-        while offset < burst.count {
-            let size = min(options.maximumSegmentSize, burst.count - offset)
+        var from = 0
+        if flows[index].pickUpInsideNextWrite[direction] {
+            flows[index].pickUpInsideNextWrite[direction] = false
+            from = Int(random.next() % UInt64(burst.count))
+        }
+        transmit(burst, pieces: pieces, captured: from..<burst.count, flow: index, direction: direction)
+    }
+
+    /// The client writes a burst and closes in the middle of a message; the rest of its buffer
+    /// goes out first on a new connection.
+    private mutating func reconnect(_ index: Int) {
+        var burst: [UInt8] = []
+        var pieces: [Piece] = []
+        for _ in 0..<(2 + Int(random.next() % 5)) {
+            let before = burst.count
+            appendMessage(to: &burst)
+            pieces.append(.message(length: burst.count - before))
+        }
+        truth.payloadBytes += burst.count
+        // A cut strictly inside a message.
+        var cut = 0
+        repeat { cut = 1 + Int(random.next() % UInt64(burst.count - 1)) } while isMessageBoundary(cut, pieces)
+        transmit(burst, pieces: pieces, captured: 0..<cut, flow: index, direction: 0)
+        closeFlow(index)
+        flows[index] = newFlow()
+        handshake(flows[index])
+        transmit(burst, pieces: pieces, captured: cut..<burst.count, flow: index, direction: 0)
+    }
+
+    private func isMessageBoundary(_ offset: Int, _ pieces: [Piece]) -> Bool {
+        var at = 0
+        for case .message(let length) in pieces {
+            if at == offset { return true }
+            at += length
+        }
+        return at == offset
+    }
+
+    /// Sends `bytes[captured]` in MSS-sized segments and records what the capture holds of it.
+    private mutating func transmit(_ bytes: [UInt8], pieces: [Piece], captured: Range<Int>, flow index: Int, direction: Int) {
+        // The first segment of a direction picked up mid-stream is never held back: a reader
+        // picks a direction up at the first segment it sees.
+        var mayHold = !flows[index].beforeFirstBoundary[direction] || flows[index].captured[direction] > 0
+        record(pieces, captured: captured, flow: index, direction: direction)
+        var offset = captured.lowerBound
+        while offset < captured.upperBound {
+            let size = min(options.maximumSegmentSize, captured.upperBound - offset)
             let f = flows[index]
             let (from, to) = direction == 0 ? (f.client, f.server) : (f.server, f.client)
             let packet = builder.tcp(
                 from: from, to: to, sequence: f.sequence[direction], acknowledgment: f.sequence[1 - direction], flags: [.ack, .psh],
-                payload: Array(burst[offset..<(offset + size)]))
+                payload: Array(bytes[offset..<(offset + size)]))
             flows[index].sequence[direction] &+= UInt32(size)
             offset += size
             let roll = Double(random.next() % 1_000_000) / 1_000_000
-            if roll < options.outOfOrderFraction && flows[index].held.isEmpty {
+            defer { mayHold = true }
+            if roll < options.outOfOrderFraction && flows[index].held.isEmpty && mayHold {
                 flows[index].held.append((direction, packet))  // sent after the next segment: out of order
                 truth.outOfOrderSegments += 1
                 continue
@@ -177,10 +287,64 @@ public struct SyntheticTraffic {
                 truth.retransmittedSegments += 1
             }
         }
+        guard !captured.isEmpty else { return }
         // The receiver acknowledges the burst.
         let f = flows[index]
         let (from, to) = direction == 0 ? (f.server, f.client) : (f.client, f.server)
         send(builder.tcp(from: from, to: to, sequence: f.sequence[1 - direction], acknowledgment: f.sequence[direction], flags: [.ack]))
+    }
+
+    /// What `analyze` must find in `captured` of a write laid out as `pieces`, cut into
+    /// MSS-sized segments from its start: messages that start in the capture (partial: in two or
+    /// more segments), a direction's leading tail, junk, a message cut by the end of the capture
+    /// part; segments carrying two or more messages (the leading tail counts as one) are merged.
+    private mutating func record(_ pieces: [Piece], captured: Range<Int>, flow index: Int, direction: Int) {
+        guard !captured.isEmpty else { return }
+        var t = truth.directions[Direction(rawValue: direction)!]
+        let mss = options.maximumSegmentSize
+        func segment(_ offset: Int) -> Int { (offset - captured.lowerBound) / mss }
+        var touches: [Int: Int] = [:]
+        var at = 0
+        for piece in pieces {
+            let start = at
+            switch piece {
+            case .message(let length), .junk(let length): at += length
+            }
+            let from = max(start, captured.lowerBound), to = min(at, captured.upperBound)
+            guard from < to else { continue }
+            let isMessage: Bool
+            if case .message = piece { isMessage = true } else { isMessage = false }
+            if flows[index].beforeFirstBoundary[direction] && !(isMessage && start >= captured.lowerBound) {
+                t.leadingBytes += to - from  // before the first boundary: the tail of an earlier write
+                if isMessage { touches[segment(to - 1), default: 0] += 1 }
+                continue
+            }
+            if start < captured.lowerBound || !isMessage {
+                t.junkRegions += 1  // junk, or a message's tail at the start of a new connection
+                t.junkBytes += to - from
+                continue
+            }
+            flows[index].beforeFirstBoundary[direction] = false
+            if at > captured.upperBound {
+                t.incomplete += 1
+                continue
+            }
+            t.messages += 1
+            if segment(from) != segment(to - 1) { t.partial += 1 }
+            for s in segment(from)...segment(to - 1) { touches[s, default: 0] += 1 }
+            if recordsMessages {
+                let f = flows[index]
+                messages.append(
+                    MessageTruth(
+                        clientPort: f.client.port, direction: Direction(rawValue: direction)!,
+                        offset: f.captured[direction] + from - captured.lowerBound, length: to - from))
+            }
+        }
+        t.merged += touches.values.filter { $0 >= 2 }.count
+        flows[index].captured[direction] += captured.count
+        truth.directions[Direction(rawValue: direction)!] = t
+        truth.messagesClientToServer = truth.directions.clientToServer.messages
+        truth.messagesServerToClient = truth.directions.serverToClient.messages
     }
 
     private mutating func releaseHeld(_ index: Int) {
@@ -193,6 +357,17 @@ public struct SyntheticTraffic {
         var n = 1, v = value >> 7
         while v > 0 { n += 1; v >>= 7 }
         return n
+    }
+
+    private mutating func appendJunk(to out: inout [UInt8]) {
+        switch options.framing {
+        case .varint:
+            out += [0xFF, 0xFF, 0xFF, 0xFF, 0x0F]  // 4294967295: far past any maximum
+            for _ in 0..<(random.next() % 17) { out.append(UInt8(truncatingIfNeeded: random.next())) }
+        case .length, .lines:
+            out.append(UInt8(random.next() % 0xCA))  // never the magic's first byte
+            for _ in 0..<(random.next() % 32) { out.append(UInt8(truncatingIfNeeded: random.next())) }
+        }
     }
 
     /// Sizes: mostly 20–200 B, some up to 2 KiB, a few up to 64 KiB.

@@ -1,6 +1,7 @@
 // Every dissector fed arbitrary streams in arbitrary chunking, length-framed bodies checked as
-// protobuf (wire format or a small schema). Oracle: without gaps, any chunking gives exactly the
-// frames, events and body verdicts of the whole stream.
+// protobuf (wire format or a small schema), picked up mid-stream or not. Oracle: without gaps,
+// handing each segment over in any number of parts gives exactly the frames, events and body
+// verdicts of handing it over whole (recovery weighs where segments start, not how they arrive).
 @testable import FramescopeCore
 import FuzzDriver
 
@@ -13,6 +14,8 @@ let specs: [String] = [
     "length:offset=0,width=3,adjust=6,preamble=505249", "preset:postgres", "preset:tls", "preset:bgp", "preset:pptp",
 ].map { $0 }
 let parsed = specs.map { try! DissectorSpec(parsing: $0) }
+/// One shared dissector per SPEC and side, as the analyzer makes them (recovery measures each once).
+let shared = parsed.map { spec in [true, false].map { SharedDissector(spec.makeDissector(isClient: $0)) } }
 
 /// Envelope { cmd = 1 (enum); text = 2 (string); inner = 3 (Envelope); data = 4 (bytes); n = 5 (fixed32); g = 6 (group Envelope) }.
 let schema: ProtobufSchema = {
@@ -36,10 +39,15 @@ struct Result: Equatable {
     var kinds: [String] = []
 }
 
-func run(_ spec: DissectorSpec, isClient: Bool, stream: UnsafeRawBufferPointer, cuts: [Int], gapAt: Int?, typed: Bool) -> Result {
+/// `cuts` end segments (each a frame of its own); `splits` cut a segment's bytes into several
+/// calls of the same frame, as reassembly does when a segment is delivered in parts.
+func run(
+    _ spec: DissectorSpec, isClient: Bool, stream: UnsafeRawBufferPointer, cuts: [Int], splits: Set<Int> = [], gapAt: Int?, typed: Bool,
+    midStream: Bool = false
+) -> Result {
     let check = spec.hasBody ? ProtobufCheck(schema: typed ? schema : nil, scope: .lengthFramed) : nil
     var analyzer = DirectionAnalyzer(
-        dissector: SharedDissector(spec.makeDissector(isClient: isClient)), connection: ConnectionID(0), direction: .clientToServer, protobuf: check)
+        dissector: shared[parsed.firstIndex(of: spec)!][isClient ? 0 : 1], connection: ConnectionID(0), direction: .clientToServer, protobuf: check)
     var context = AnalysisContext()
     context.recordMessages = true
     var offset = 0
@@ -51,12 +59,16 @@ func run(_ spec: DissectorSpec, isClient: Bool, stream: UnsafeRawBufferPointer, 
             analyzer.gap(at: sequence, length: 7, context: &context)
             sequence += 7
         }
-        let part = UnsafeRawBufferPointer(rebasing: stream[offset..<cut])
-        analyzer.feed(
-            StreamChunk(connection: ConnectionID(0), direction: .clientToServer, offset: sequence, capturedOffset: Int64(offset),
-                        bytes: part, frame: frame, timestamp: Timestamp(nanoseconds: Int64(frame))), context: &context)
-        sequence += Int64(part.count)
-        offset = cut
+        for piece in (splits.filter { $0 > offset && $0 < cut }.sorted() + [cut]) {
+            let part = UnsafeRawBufferPointer(rebasing: stream[offset..<piece])
+            analyzer.feed(
+                StreamChunk(
+                    connection: ConnectionID(0), direction: .clientToServer, offset: sequence, capturedOffset: Int64(offset), bytes: part,
+                    frame: frame, timestamp: Timestamp(nanoseconds: Int64(frame)), midStream: midStream),
+                context: &context)
+            sequence += Int64(part.count)
+            offset = piece
+        }
     }
     analyzer.finish(context: &context)
     var result = Result()
@@ -85,8 +97,13 @@ public func fuzz(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
         if position < stream.count { cuts.append(position) }
     }
     let typed = input[1] & 2 != 0
-    let whole = run(spec, isClient: isClient, stream: stream, cuts: [], gapAt: nil, typed: typed)
-    let chunked = run(spec, isClient: isClient, stream: stream, cuts: cuts, gapAt: nil, typed: typed)
+    let midStream = input[2] & 1 != 0
+    // Recovery weighs where segments start, so the oracle keeps the segments and varies how
+    // their bytes are handed over: every other cut splits a segment instead of ending it.
+    let segmentEnds = cuts.enumerated().filter { $0.offset % 2 == 0 }.map(\.element)
+    let splits = Set(cuts.enumerated().filter { $0.offset % 2 == 1 }.map(\.element))
+    let whole = run(spec, isClient: isClient, stream: stream, cuts: segmentEnds, gapAt: nil, typed: typed, midStream: midStream)
+    let chunked = run(spec, isClient: isClient, stream: stream, cuts: segmentEnds, splits: splits, gapAt: nil, typed: typed, midStream: midStream)
     precondition(whole.frames == chunked.frames, "chunking changed the frames")
     precondition(whole.analysis.malformed == chunked.analysis.malformed && whole.analysis.undissectedBytes == chunked.analysis.undissectedBytes,
                  "chunking changed malformed/undissected")
@@ -95,7 +112,7 @@ public func fuzz(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
             && whole.analysis.protobufCounts == chunked.analysis.protobufCounts, "chunking changed the protobuf verdicts")
     precondition(whole.kinds == chunked.kinds, "chunking changed the invalid-protobuf events")
     // With a gap somewhere: no crash, and the accounting stays consistent.
-    let gapped = run(spec, isClient: isClient, stream: stream, cuts: cuts, gapAt: Int(input[2] % 8) + 1, typed: typed)
+    let gapped = run(spec, isClient: isClient, stream: stream, cuts: cuts, gapAt: Int(input[2] % 8) + 1, typed: typed, midStream: midStream)
     precondition(gapped.analysis.messages >= 0 && gapped.analysis.undissectedBytes <= Int64(stream.count))
     return 0
 }

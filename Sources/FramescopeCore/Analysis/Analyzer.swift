@@ -132,6 +132,8 @@ public struct Analyzer: StreamSink {
             return
         }
         for direction in Direction.allCases { framing.directions[direction].finish(context: &context) }
+        // Recovery decides at the end too: the messages it found then are delivered now.
+        if onMessage != nil { deliverMessages() }
         connections.append(Self.analysis(summary, framing))
         foldOldConnections()
     }

@@ -13,17 +13,33 @@ import Glibc
 ///   there is no magic (structured data holds small integers far more often than random bytes).
 /// - `segmentStart` when the frame starts where a segment starts (senders write messages; a
 ///   random offset lands on a segment start about once per segment length: log2 of the
-///   shorter of the two segments around it, so a run of tiny segments is worth nothing).
+///   shorter of the two segments around it, so a run of tiny segments is worth nothing), and
+///   `unalignedStart` less when it does not (a chain of many frames crosses many segment
+///   starts: missing them all is evidence too).
 /// - for varint lengths, `protobufBody(length)` when the body is protobuf wire data.
 /// - minus `frameCost`: a frame claimed without evidence costs, so an unsupported frame in front
 ///   of real ones never wins.
+///
+/// Where a short length field can land anywhere (a varint, 1–2 bytes, up to 4 digits, no magic),
+/// a false start before the real first one chains into it about once per 100–250 bytes searched
+/// (text bytes are lengths of 32–126); a frame in front of the chain then needs `prefixMargin`
+/// bits of its own to count (when more than 16 bytes precede it): more than a protobuf-valid body
+/// alone, which text matches about once in 128 tries. The first messages after a tail or junk in the same segment are then
+/// left out rather than risk a false one.
 public struct BoundaryEvidence: Sendable, Equatable {
     /// Bits a decodable header is worth.
     public var header: Double
     /// Whether bodies are scored as protobuf (varint lengths: writeDelimitedTo, MQTT-like).
     public var scoresProtobufBodies: Bool
+    /// Evidence a frame in front of a chain needs of its own (0: any positive evidence).
+    public var prefixMargin: Double
+    /// What it says when the first frame of a pickup or after a gap ends exactly where a segment
+    /// ends: how rarely a length takes one given value (0 where it often does: a varint, 1 byte,
+    /// a few digits — text bytes are such lengths one time in 26 to 95).
+    public var landing: Double
 
     public static let frameCost = 2.0
+    public static let unalignedStart = 1.0
     /// Most bits a segment start is worth (segments of 4 KiB and more).
     static let maxSegmentStart = 12.0
     /// Most a header is worth without a magic, and with one.
@@ -36,13 +52,29 @@ public struct BoundaryEvidence: Sendable, Equatable {
         case .delimiter:
             header = 0
             scoresProtobufBodies = false
+            prefixMargin = 0
+            landing = 0
         case .lengthField(let d):
-            let measured = Self.measuredHeaderBits(dissector)
+            // A sample of 4096 cannot show odds below 2^-12; a magic's are known: 8 bits a byte
+            // (6.6 for a printable one, which text matches one time in 95).
+            var magicBits = 0.0
+            for i in 0..<d.magic.count { magicBits += (0x20...0x7E).contains(d.magic[i]) ? log2(95) : 8 }
+            let measured = max(Self.measuredHeaderBits(dissector), magicBits)
             header = min(measured, d.magic.isEmpty ? Self.maxHeaderWithoutMagic : Self.maxHeader)
             scoresProtobufBodies = d.encoding == .varint
+            let landsAnywhere: Bool
+            switch d.encoding {
+            case .varint, .ber: landsAnywhere = true
+            case .binary: landsAnywhere = d.lengthFieldLength <= 2
+            case .ascii, .hex: landsAnywhere = d.lengthFieldLength <= 4
+            }
+            prefixMargin = d.magic.isEmpty && landsAnywhere ? 7 : 0
+            landing = landsAnywhere && d.encoding != .binary || d.lengthFieldLength < 2 ? 0 : Self.maxHeader
         case .postgres:
             header = min(Self.measuredHeaderBits(dissector), Self.maxHeaderWithoutMagic)
             scoresProtobufBodies = false
+            prefixMargin = 0
+            landing = Self.maxHeader
         }
     }
 
@@ -124,7 +156,8 @@ struct FrameChainScorer {
     /// the window offsets where a segment starts, ascending; `endIsSegmentEnd` when the window's
     /// last byte ends a segment. `scores` is scratch space.
     func best(
-        in window: UnsafeRawBufferPointer, from: Int, segmentStarts: [Int], endIsSegmentEnd: Bool, scores: inout [Double]
+        in window: UnsafeRawBufferPointer, from: Int, segmentStarts: [Int], endIsSegmentEnd: Bool, blindStart: Bool,
+        scores: inout [Double]
     ) -> BoundaryHypothesis? {
         let n = window.count
         guard from < n else { return nil }
@@ -145,12 +178,24 @@ struct FrameChainScorer {
             var o = n - 1
             while o >= from {
                 while next >= 0 && boundaries[next] > o { next -= 1 }
-                let aligned = next >= 0 && boundaries[next] == o ? bits(next) : 0
+                let aligned = next >= 0 && boundaries[next] == o ? bits(next) : o == 0 && blindStart ? 0 : -BoundaryEvidence.unalignedStart
                 s[o] = score(window, at: o, aligned: aligned, scores: s)
+                if o == 0 && blindStart && evidence.landing > 0 && s[0] > -.infinity, let length = frameLength(window, at: 0),
+                    boundaries.contains(length)
+                {
+                    s[0] += evidence.landing
+                }
                 if s[o] > -.infinity && (best.map { s[o] > s[$0] } ?? true) { best = o }
                 o -= 1
             }
-            guard let best else { return nil }
+            guard var best else { return nil }
+            // Frames in front that are not evidence enough on their own are dropped, unless too few
+            // bytes come before them to hold a false start that lands on the next.
+            while evidence.prefixMargin > 0, best - from > 16, let length = frameLength(window, at: best), best + length < n, s[best + length] > 0,
+                s[best] - s[best + length] + BoundaryEvidence.frameCost < evidence.prefixMargin
+            {
+                best += length
+            }
             // Count the supported chain's frames.
             var frames = 0, onStarts = 0, at = best
             let startSet = Set(boundaries)

@@ -106,12 +106,14 @@ struct FramingRecovery {
     mutating func decide(with dissector: SharedDissector, endIsSegmentEnd: Bool, budget: inout RecoveryBudget) -> BoundaryHypothesis? {
         nextEvaluation = min(Self.window, max(Self.firstEvaluation, 2 * bytes.count))
         if let delimiter = dissector.dissector.delimiter { return afterDelimiter(delimiter) }
-        let starts = parts.compactMap { $0.segment.start == start + Int64($0.at) ? $0.at : nil }
+        // A pickup or a gap begins at a segment start by construction: no evidence there (its
+        // lower bar says what that start is worth).
+        let starts = parts.compactMap { $0.segment.start == start + Int64($0.at) && ($0.at > 0 || !startsBlind) ? $0.at : nil }
         let found = bytes.withUnsafeBytes { w in
             FrameChainScorer(dissector: dissector.dissector, evidence: dissector.evidence)
-                .best(in: w, from: from, segmentStarts: starts, endIsSegmentEnd: endIsSegmentEnd, scores: &budget.scores)
+                .best(in: w, from: from, segmentStarts: starts, endIsSegmentEnd: endIsSegmentEnd, blindStart: startsBlind, scores: &budget.scores)
         }
-        guard let found, found.bits >= threshold(for: found.offset, segmentStarts: starts, budget: budget) else { return nil }
+        guard let found, found.bits >= threshold(for: found.offset, budget: budget) else { return nil }
         return found
     }
 
@@ -119,9 +121,13 @@ struct FramingRecovery {
     /// ends at a segment start, that one offset is as likely a message start as not (senders
     /// write whole messages), where any other offset is one of tens of thousands: it needs
     /// half the bits (the other half is what the bar spends on trying every offset).
-    private func threshold(for offset: Int, segmentStarts: [Int], budget: RecoveryBudget) -> Double {
-        let firstSegmentStart = offset == 0 && slid == 0 && cause != .malformed && segmentStarts.first == 0
-        return firstSegmentStart ? budget.threshold / 2 : budget.threshold
+    private func threshold(for offset: Int, budget: RecoveryBudget) -> Double {
+        offset == 0 && startsBlind ? budget.threshold / 2 : budget.threshold
+    }
+
+    /// The window starts where a direction was picked up or a gap ended, at a segment's start.
+    private var startsBlind: Bool {
+        slid == 0 && cause != .malformed && parts.first.map { $0.at == 0 && $0.segment.start == start } == true
     }
 
     /// Delimiter framing starts again right after the next delimiter.

@@ -35,6 +35,27 @@ extension Framescope {
         @Option(help: ArgumentHelp("Fraction of segments retransmitted.", valueName: "fraction"))
         var retransmissions = 0.01
 
+        @Option(help: ArgumentHelp("Bytes a connection carries (both ways) before it closes, on average.", valueName: "size"))
+        var connectionSize = ByteSize(1 << 20)
+
+        @Flag(help: "Start the capture after the first connections opened: each of their directions is picked up inside a write.")
+        var lateStart = false
+
+        @Option(help: ArgumentHelp("Fraction of writes that begin with junk (varint: a bogus 5-byte length).", valueName: "fraction"))
+        var junk = 0.0
+
+        @Option(
+            help: ArgumentHelp(
+                "Fraction of connections whose client closes mid-message and resends the rest on a new connection (--framing length).",
+                valueName: "fraction"))
+        var reconnect = 0.0
+
+        @Option(help: ArgumentHelp("Capture at most this many bytes of each packet, as tcpdump -s does.", valueName: "bytes"))
+        var snaplen: Int?
+
+        @Flag(help: "Also write every message (client port, direction, offset, length) to FILE.messages.ndjson.")
+        var truthMessages = false
+
         @Option(name: [.customShort("o"), .long], help: "The pcap file to write.")
         var output: String
 
@@ -43,6 +64,13 @@ extension Framescope {
             if !(0...0.5).contains(outOfOrder) || !(0...0.5).contains(retransmissions) {
                 throw ValidationError("--out-of-order and --retransmissions are fractions from 0 to 0.5")
             }
+            if !(0...1).contains(junk) || !(0...1).contains(reconnect) { throw ValidationError("--junk and --reconnect are fractions from 0 to 1") }
+            if junk > 0 && framing == .lines { throw ValidationError("--junk needs length-prefixed framing: lines resynchronise on their own") }
+            if reconnect > 0 && framing != .length {
+                throw ValidationError("--reconnect needs --framing length: only a magic shows where a resent tail ends")
+            }
+            if connectionSize.bytes < 1024 { throw ValidationError("--connection-size must be at least 1K") }
+            if let snaplen, snaplen < 54 { throw ValidationError("--snaplen must be at least 54 (the Ethernet, IPv4 and TCP headers)") }
         }
 
         func run() throws {
@@ -55,19 +83,37 @@ extension Framescope {
             options.seed = seed
             options.outOfOrderFraction = outOfOrder
             options.retransmissionFraction = retransmissions
+            options.bytesPerConnection = connectionSize.bytes
+            options.lateStart = lateStart
+            options.junkFraction = junk
+            options.reconnectFraction = reconnect
             var traffic = SyntheticTraffic(options: options)
-            var writer = CaptureFileWriter(linkType: .ethernet, nanosecond: true)
+            traffic.recordsMessages = truthMessages
+            var writer = CaptureFileWriter(linkType: .ethernet, nanosecond: true, snapLength: UInt32(snaplen ?? 262_144))
             func drain() {
                 _ = writer.bytes.withUnsafeBytes { fwrite($0.baseAddress, 1, $0.count, file) }
                 writer.bytes.removeAll(keepingCapacity: true)
             }
             traffic.generate(bytes: size.bytes) { timestamp, packet in
-                writer.add(packet, at: timestamp)
+                writer.add(packet, at: timestamp, captureLength: snaplen)
                 if writer.bytes.count >= 1 << 20 { drain() }
             }
             drain()
             fclose(file)
             try writeJSON(to: output + ".truth.json") { traffic.truth.write(to: &$0) }
+            if truthMessages {
+                try writeJSON(to: output + ".messages.ndjson", layout: .lines) { w in
+                    for m in traffic.messages {
+                        w.object { w in
+                            w.field("clientPort", Int(m.clientPort))
+                            w.field("direction", m.direction.description)
+                            w.field("length", m.length)
+                            w.field("offset", m.offset)
+                        }
+                        w.endLine()
+                    }
+                }
+            }
             let t = traffic.truth
             print("wrote \(output): \(t.captureBytes) bytes, \(t.packets) packets, \(t.connections) connections, "
                 + "\(t.messagesClientToServer + t.messagesServerToClient) messages; analyze with --dissector '\(t.spec)'")
@@ -83,6 +129,22 @@ extension SyntheticTraffic.Truth {
         w.object { w in
             w.field("captureBytes", captureBytes)
             w.field("connections", connections)
+            w.key("directions")
+            w.object { w in
+                for d in Direction.allCases {
+                    let t = directions[d]
+                    w.key(d == .clientToServer ? "clientToServer" : "serverToClient")
+                    w.object { w in
+                        w.field("incomplete", t.incomplete)
+                        w.field("junkBytes", t.junkBytes)
+                        w.field("junkRegions", t.junkRegions)
+                        w.field("leadingBytes", t.leadingBytes)
+                        w.field("merged", t.merged)
+                        w.field("messages", t.messages)
+                        w.field("partial", t.partial)
+                    }
+                }
+            }
             w.field("messagesClientToServer", messagesClientToServer)
             w.field("messagesServerToClient", messagesServerToClient)
             w.field("outOfOrderSegments", outOfOrderSegments)

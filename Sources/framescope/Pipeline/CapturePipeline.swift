@@ -98,10 +98,10 @@ func createFile(_ path: String) throws -> Int32 {
 }
 
 /// Streams a JSON document to standard output or to `path`.
-func writeJSON(to path: String?, _ body: (inout JSONWriter) -> Void) throws {
+func writeJSON(to path: String?, layout: JSONWriter.Layout = .pretty, _ body: (inout JSONWriter) -> Void) throws {
     let fd = try path.map(createFile) ?? 1
     defer { if fd != 1 { close(fd) } }
-    var writer = JSONWriter(fd: fd)
+    var writer = JSONWriter(fd: fd, layout: layout)
     body(&writer)
     writer.finish()
     if writer.failed { throw Failure(message: "\(path ?? "standard output"): write failed") }
