@@ -17,6 +17,8 @@ import Glibc
 ///   `unalignedStart` less when it does not (a chain of many frames crosses many segment
 ///   starts: missing them all is evidence too).
 /// - for varint lengths, `protobufBody(length)` when the body is protobuf wire data.
+/// - `typeRepeat` when the frame's type (`type=`, nonzero) is the next frame's: a type takes few
+///   values (TLS: 20–23), random bytes or text repeat one about once in 95–256 tries.
 /// - minus `frameCost`: a frame claimed without evidence costs, so an unsupported frame in front
 ///   of real ones never wins.
 ///
@@ -33,6 +35,8 @@ public struct BoundaryEvidence: Sendable, Equatable {
     public var scoresProtobufBodies: Bool
     /// Evidence a frame in front of a chain needs of its own (0: any positive evidence).
     public var prefixMargin: Double
+    /// Bits for a frame whose type is the next frame's (0 without a type field).
+    public var typeRepeat: Double
     /// What it says when the first frame of a pickup or after a gap ends exactly where a segment
     /// ends: how rarely a length takes one given value (0 where it often does: a varint, 1 byte,
     /// a few digits — text bytes are such lengths one time in 26 to 95).
@@ -54,6 +58,7 @@ public struct BoundaryEvidence: Sendable, Equatable {
             scoresProtobufBodies = false
             prefixMargin = 0
             landing = 0
+            typeRepeat = 0
         case .lengthField(let d):
             // A sample of 4096 cannot show odds below 2^-12; a magic's are known: 8 bits a byte
             // (6.6 for a printable one, which text matches one time in 95).
@@ -70,11 +75,13 @@ public struct BoundaryEvidence: Sendable, Equatable {
             }
             prefixMargin = d.magic.isEmpty && landsAnywhere ? 7 : 0
             landing = landsAnywhere && d.encoding != .binary || d.lengthFieldLength < 2 ? 0 : Self.maxHeader
+            typeRepeat = d.typeField == nil ? 0 : 6
         case .postgres:
             header = min(Self.measuredHeaderBits(dissector), Self.maxHeaderWithoutMagic)
             scoresProtobufBodies = false
             prefixMargin = 0
             landing = Self.maxHeader
+            typeRepeat = 6
         }
     }
 
@@ -157,11 +164,12 @@ struct FrameChainScorer {
     /// last byte ends a segment. `scores` is scratch space.
     func best(
         in window: UnsafeRawBufferPointer, from: Int, segmentStarts: [Int], endIsSegmentEnd: Bool, blindStart: Bool,
-        scores: inout [Double]
+        scores: inout [Double], types: inout [UInt64]
     ) -> BoundaryHypothesis? {
         let n = window.count
         guard from < n else { return nil }
         if scores.count < n + 1 { scores = [Double](repeating: 0, count: n + 1) }
+        if types.count < n + 1 { types = [UInt64](repeating: 0, count: n + 1) }
         // Segment boundaries: the starts, and the window's end when a segment ends there.
         var boundaries = segmentStarts
         if endIsSegmentEnd && boundaries.last != n { boundaries.append(n) }
@@ -173,13 +181,15 @@ struct FrameChainScorer {
         var best: Int?
         var next = boundaries.count - 1  // walks the boundaries down with `o`
         return scores.withUnsafeMutableBufferPointer { s -> BoundaryHypothesis? in
+          types.withUnsafeMutableBufferPointer { t -> BoundaryHypothesis? in
+            t[n] = 0
             s[n] = boundaries.last == n ? bits(boundaries.count - 1) : 0
             if boundaries.last == n { next -= 1 }
             var o = n - 1
             while o >= from {
                 while next >= 0 && boundaries[next] > o { next -= 1 }
                 let aligned = next >= 0 && boundaries[next] == o ? bits(next) : o == 0 && blindStart ? 0 : -BoundaryEvidence.unalignedStart
-                s[o] = score(window, at: o, aligned: aligned, scores: s)
+                s[o] = score(window, at: o, aligned: aligned, scores: s, types: t)
                 if o == 0 && blindStart && evidence.landing > 0 && s[0] > -.infinity, let length = frameLength(window, at: 0),
                     boundaries.contains(length)
                 {
@@ -206,14 +216,17 @@ struct FrameChainScorer {
                 if at < n && s[at] <= 0 { break }
             }
             return BoundaryHypothesis(offset: best, bits: s[best], frames: frames, onSegmentStarts: onStarts)
+          }
         }
     }
 
     /// The score of the chain from `o`, given the scores of every later offset.
     private func score(
-        _ w: UnsafeRawBufferPointer, at o: Int, aligned: Double, scores s: UnsafeMutableBufferPointer<Double>
+        _ w: UnsafeRawBufferPointer, at o: Int, aligned: Double, scores s: UnsafeMutableBufferPointer<Double>,
+        types t: UnsafeMutableBufferPointer<UInt64>
     ) -> Double {
         var atStreamStart = false
+        t[o] = 0
         switch dissector.decode(w.dropFirst(o), consumed: 0, atStreamStart: &atStreamStart) {
         case .malformed:
             return -.infinity
@@ -221,8 +234,13 @@ struct FrameChainScorer {
             return aligned - BoundaryEvidence.frameCost
         case .preamble(let length):
             return frameScore(w, at: o, length: length, body: length, aligned: aligned, scores: s)
-        case .frame(let length, _, let body):
-            return frameScore(w, at: o, length: length, body: body, aligned: aligned, scores: s)
+        case .frame(let length, let type, let body):
+            var bits = frameScore(w, at: o, length: length, body: body, aligned: aligned, scores: s)
+            if let type, type != 0, evidence.typeRepeat > 0 {
+                t[o] = type
+                if o + length < w.count && t[o + length] == type && s[o + length] > -.infinity { bits += evidence.typeRepeat }
+            }
+            return bits
         }
     }
 

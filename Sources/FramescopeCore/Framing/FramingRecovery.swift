@@ -21,6 +21,7 @@ public struct RecoveryBudget: Sendable {
     public var threshold = FramingRecovery.defaultThreshold
     /// The scorer's scratch space, shared by every direction (one decides at a time).
     var scores: [Double] = []
+    var types: [UInt64] = []
 }
 
 /// Finds where framing starts when it is not known to be right: in a direction picked up in the
@@ -111,7 +112,7 @@ struct FramingRecovery {
         let starts = parts.compactMap { $0.segment.start == start + Int64($0.at) && ($0.at > 0 || !startsBlind) ? $0.at : nil }
         let found = bytes.withUnsafeBytes { w in
             FrameChainScorer(dissector: dissector.dissector, evidence: dissector.evidence)
-                .best(in: w, from: from, segmentStarts: starts, endIsSegmentEnd: endIsSegmentEnd, blindStart: startsBlind, scores: &budget.scores)
+                .best(in: w, from: from, segmentStarts: starts, endIsSegmentEnd: endIsSegmentEnd, blindStart: startsBlind, scores: &budget.scores, types: &budget.types)
         }
         guard let found, found.bits >= threshold(for: found.offset, budget: budget) else { return nil }
         return found
