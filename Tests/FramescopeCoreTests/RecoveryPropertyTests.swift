@@ -1,3 +1,4 @@
+import FramescopeSynthetic
 @testable import FramescopeCore
 import Foundation
 import Testing
@@ -10,7 +11,7 @@ import Testing
     /// environment measures at another bar.
     static func falseFrames(_ spec: String, streams: Int, seed: UInt64) -> (frames: Int, streams: Int, bytes: Int64) {
         let shared = SharedDissector(try! DissectorSpec(parsing: spec).makeDissector(isClient: true))
-        var random = SplitMix(seed)
+        var random = SplitMix64(seed: seed)
         var context = AnalysisContext()
         if let bar = ProcessInfo.processInfo.environment["FS_BAR"].flatMap(Double.init) { context.recoveryBudget.threshold = bar }
         var frames = 0, hit = 0, total: Int64 = 0
@@ -73,18 +74,5 @@ import Testing
         let (frames, streams, bytes) = Self.falseFrames(spec, streams: 10_000, seed: 11)
         print("recovery false positives, \(spec): \(streams) of 10000 random streams (\(bytes) bytes), \(frames) frames")
         #expect(streams <= 10)
-    }
-}
-
-/// SplitMix64, for reproducible random streams.
-struct SplitMix {
-    private var state: UInt64
-    init(_ seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
