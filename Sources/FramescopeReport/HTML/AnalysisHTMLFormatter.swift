@@ -72,6 +72,8 @@ public enum AnalysisHTMLFormatter {
             ("incomplete at end", "incompleteAtEnd", { Double($0.incompleteAtEnd) }),
             ("damaged by capture gaps", "damagedByGaps", { Double($0.damagedByGaps) }),
             ("undissected bytes", "undissectedBytes", { Double($0.undissectedBytes) }),
+            ("leading bytes (picked up mid-stream)", "leadingBytes", { Double($0.leadingBytes) }),
+            ("searches without a boundary", "boundariesNotFound", { Double($0.boundariesNotFound) }),
         ]
         var out = "<h2>Figures</h2>\n<table class=\"figures\"><thead><tr><th></th>"
         out += directions.map { "<th>\($0.label)</th>" }.joined() + "</tr></thead><tbody>\n"
