@@ -146,9 +146,6 @@ struct BoundaryHypothesis: Equatable {
     var offset: Int
     /// Evidence for the chain from `offset`, in bits.
     var bits: Double
-    /// Complete frames in the supported chain, and how many of them start a segment.
-    var frames: Int
-    var onSegmentStarts: Int
 }
 
 /// Scores every candidate start in a window by the chain of frames that follows it and picks
@@ -206,16 +203,7 @@ struct FrameChainScorer {
             {
                 best += length
             }
-            // Count the supported chain's frames.
-            var frames = 0, onStarts = 0, at = best
-            let startSet = Set(boundaries)
-            while at < n, let length = frameLength(window, at: at), at + length <= n {
-                frames += 1
-                if startSet.contains(at) { onStarts += 1 }
-                at += length
-                if at < n && s[at] <= 0 { break }
-            }
-            return BoundaryHypothesis(offset: best, bits: s[best], frames: frames, onSegmentStarts: onStarts)
+            return BoundaryHypothesis(offset: best, bits: s[best])
           }
         }
     }

@@ -109,21 +109,18 @@ struct FramingRecovery {
         if let delimiter = dissector.dissector.delimiter { return afterDelimiter(delimiter) }
         // A pickup or a gap begins at a segment start by construction: no evidence there (its
         // lower bar says what that start is worth).
-        let starts = parts.compactMap { $0.segment.start == start + Int64($0.at) && ($0.at > 0 || !startsBlind) ? $0.at : nil }
+        let blind = startsBlind
+        let starts = parts.compactMap { $0.segment.start == start + Int64($0.at) && ($0.at > 0 || !blind) ? $0.at : nil }
         let found = bytes.withUnsafeBytes { w in
             FrameChainScorer(dissector: dissector.dissector, evidence: dissector.evidence)
-                .best(in: w, from: from, segmentStarts: starts, endIsSegmentEnd: endIsSegmentEnd, blindStart: startsBlind, scores: &budget.scores, types: &budget.types)
+                .best(in: w, from: from, segmentStarts: starts, endIsSegmentEnd: endIsSegmentEnd, blindStart: blind, scores: &budget.scores, types: &budget.types)
         }
-        guard let found, found.bits >= threshold(for: found.offset, budget: budget) else { return nil }
+        // Where a direction is picked up or a gap ends at a segment start, that one offset is as
+        // likely a message start as not (senders write whole messages), where any other offset
+        // is one of tens of thousands: it needs half the bits (the other half is what the bar
+        // spends on trying every offset).
+        guard let found, found.bits >= (found.offset == 0 && blind ? budget.threshold / 2 : budget.threshold) else { return nil }
         return found
-    }
-
-    /// The bar for a start at window offset `offset`. Where a direction is picked up or a gap
-    /// ends at a segment start, that one offset is as likely a message start as not (senders
-    /// write whole messages), where any other offset is one of tens of thousands: it needs
-    /// half the bits (the other half is what the bar spends on trying every offset).
-    private func threshold(for offset: Int, budget: RecoveryBudget) -> Double {
-        offset == 0 && startsBlind ? budget.threshold / 2 : budget.threshold
     }
 
     /// The window starts where a direction was picked up or a gap ended, at a segment's start.
@@ -138,7 +135,7 @@ struct FramingRecovery {
         while i <= n {
             var matches = true
             for k in 0..<delimiter.count where bytes[i - delimiter.count + k] != delimiter[k] { matches = false }
-            if matches { return BoundaryHypothesis(offset: i, bits: .infinity, frames: 0, onSegmentStarts: 0) }
+            if matches { return BoundaryHypothesis(offset: i, bits: .infinity) }
             i += 1
         }
         from = max(from, n - delimiter.count + 1)
