@@ -14,7 +14,7 @@ public struct AnalysisContext: Sendable {
     /// How a direction picked up mid-stream is framed.
     public internal(set) var midStream = MidStreamFraming.search
 
-    public init(maxRecoveryBytes: Int = 32 << 20, midStream: MidStreamFraming = .search, evidenceBits: Double = 32) {
+    public init(maxRecoveryBytes: Int = 32 << 20, midStream: MidStreamFraming = .search, evidenceBits: Double = RecoveryBudget.defaultThreshold) {
         recoveryBudget.limit = maxRecoveryBytes
         recoveryBudget.threshold = evidenceBits
         self.midStream = midStream

@@ -92,7 +92,7 @@ public struct Analyzer: StreamSink {
     ///   - evidenceBits: what a boundary found by recovery needs (see `BoundaryEvidence`).
     public init(
         choice: DissectorChoice, protobuf: ProtobufCheck? = nil, maxRecoveryBytes: Int = 32 << 20, midStream: MidStreamFraming = .search,
-        evidenceBits: Double = 32
+        evidenceBits: Double = RecoveryBudget.defaultThreshold
     ) {
         self.choice = choice
         self.protobuf = protobuf

@@ -17,8 +17,11 @@ public struct RecoveryBudget: Sendable {
     public internal(set) var inUse = 0
     public var limit = 32 << 20
     public internal(set) var exhausted = 0
+    /// Evidence a boundary needs by default, in bits: no false boundary in 10,000 random
+    /// streams per dissector (RecoveryPropertyTests).
+    public static let defaultThreshold = 32.0
     /// Evidence a boundary needs, in bits (see `BoundaryEvidence`).
-    public var threshold = FramingRecovery.defaultThreshold
+    public var threshold = defaultThreshold
     /// The scorer's scratch space, shared by every direction (one decides at a time).
     var scores: [Double] = []
     var types: [UInt64] = []
@@ -46,7 +49,6 @@ struct FramingRecovery {
 
     static let window = 64 << 10
     static let searchLimit: Int64 = 1 << 20
-    static let defaultThreshold = 32.0
     private static let firstEvaluation = 256
 
     private(set) var cause = Cause.malformed

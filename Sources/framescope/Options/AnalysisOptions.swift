@@ -36,7 +36,7 @@ struct AnalysisOptions: ParsableArguments {
             "Evidence, in bits, a message boundary found by recovery needs (mid-stream, after junk or a gap).",
             discussion: "Default 32: no false boundary in 10,000 random streams. Lower finds more and risks false messages.",
             valueName: "bits"))
-    var minEvidence = 32.0
+    var minEvidence = RecoveryBudget.defaultThreshold
 
     func validate() throws {
         if let maxListedConnections, maxListedConnections < 1 { throw ValidationError("--max-listed-connections must be at least 1") }
