@@ -26,8 +26,8 @@ import Glibc
 /// a false start before the real first one chains into it about once per 100–250 bytes searched
 /// (text bytes are lengths of 32–126); a frame in front of the chain then needs `prefixMargin`
 /// bits of its own to count (when more than 16 bytes precede it): more than a protobuf-valid body
-/// alone, which text matches about once in 128 tries. The first messages after a tail or junk in the same segment are then
-/// left out rather than risk a false one.
+/// alone, which text matches about once in 128 tries. The first messages after a tail or junk in
+/// the same segment are then left out rather than risk a false one.
 public struct BoundaryEvidence: Sendable, Equatable {
     /// Bits a decodable header is worth.
     public var header: Double
@@ -74,7 +74,8 @@ public struct BoundaryEvidence: Sendable, Equatable {
             case .ascii, .hex: landsAnywhere = d.lengthFieldLength <= 4
             }
             prefixMargin = d.magic.isEmpty && landsAnywhere ? 7 : 0
-            landing = landsAnywhere && d.encoding != .binary || d.lengthFieldLength < 2 ? 0 : Self.maxHeader
+            let landsOften = d.encoding == .binary ? d.lengthFieldLength < 2 : landsAnywhere
+            landing = landsOften ? 0 : Self.maxHeader
             typeRepeat = d.typeField == nil ? 0 : 6
         case .postgres:
             header = min(Self.measuredHeaderBits(dissector), Self.maxHeaderWithoutMagic)
