@@ -3,6 +3,7 @@
 # given length parse as protobuf wire data (the check framescope makes of varint-framed bodies).
 # BoundaryEvidence.protobufBody(length:) is -log2 of the highest of these odds, less one bit.
 # usage: scripts/protobuf-odds.py   (2x10^5 samples per length; takes a few minutes)
+import random, math
 def valid(b):
     n=len(b); i=0
     def varint():
@@ -32,7 +33,7 @@ def valid(b):
         else: return False
     return True
 R=random.Random(1)
-N=200000
+N=int(__import__("os").environ.get("SAMPLES", 200000))
 for L in [1,2,3,4,5,6,8,10,12,16,20,24,32,48,64,96,128,256]:
     res=[]
     for kind in ('bytes','text','lower','zeroish'):
