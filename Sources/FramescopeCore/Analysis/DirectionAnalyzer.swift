@@ -289,14 +289,7 @@ struct DirectionAnalyzer {
     /// gap or the end, where the window's bytes without a boundary are left undissected).
     private mutating func settle(final: Bool, context: inout AnalysisContext) {
         while mode == .recovering && (final || recovery.isDue) {
-            if recovery.bytes.isEmpty {
-                if final {
-                    closeMalformedEvent(context: &context)
-                    recovery.abandon(budget: &context.recoveryBudget)
-                }
-                return
-            }
-            if !decide(endIsSegmentEnd: true, context: &context) {
+            if recovery.bytes.isEmpty || !decide(endIsSegmentEnd: true, context: &context) {
                 if final { endWithoutBoundary(context: &context) }
                 return
             }
@@ -349,7 +342,7 @@ struct DirectionAnalyzer {
 
     /// A search that ends (at a gap or the end) without a boundary: its bytes stay undissected.
     private mutating func endWithoutBoundary(context: inout AnalysisContext) {
-        analysis.boundariesNotFound += 1
+        if !recovery.bytes.isEmpty { analysis.boundariesNotFound += 1 }  // an empty window searched nothing
         countSkipped(Int64(recovery.bytes.count))
         closeMalformedEvent(context: &context)
         recovery.abandon(budget: &context.recoveryBudget)
