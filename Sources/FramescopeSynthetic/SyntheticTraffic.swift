@@ -108,9 +108,9 @@ public struct SyntheticTraffic {
     }
 
     /// A write's bytes, in order.
-    private enum Piece {
-        case message(length: Int)
-        case junk(length: Int)
+    private struct Piece {
+        var length: Int
+        var isMessage: Bool
     }
 
     /// Every message, when `recordsMessages` is set.
@@ -210,13 +210,9 @@ public struct SyntheticTraffic {
         if options.junkFraction > 0 && Double(random.next() % 1_000_000) / 1_000_000 < options.junkFraction {
             let before = burst.count
             appendJunk(to: &burst)
-            pieces.append(.junk(length: burst.count - before))
+            pieces.append(Piece(length: burst.count - before, isMessage: false))
         }
-        for _ in 0..<(1 + Int(random.next() % 6)) {
-            let before = burst.count
-            appendMessage(to: &burst)
-            pieces.append(.message(length: burst.count - before))
-        }
+        appendMessages(1 + Int(random.next() % 6), to: &burst, pieces: &pieces)
         truth.payloadBytes += burst.count
         flows[index].budget -= burst.count
         var from = 0
@@ -232,11 +228,7 @@ public struct SyntheticTraffic {
     private mutating func reconnect(_ index: Int) {
         var burst: [UInt8] = []
         var pieces: [Piece] = []
-        for _ in 0..<(2 + Int(random.next() % 5)) {
-            let before = burst.count
-            appendMessage(to: &burst)
-            pieces.append(.message(length: burst.count - before))
-        }
+        appendMessages(2 + Int(random.next() % 5), to: &burst, pieces: &pieces)
         truth.payloadBytes += burst.count
         // A cut strictly inside a message.
         var cut = 0
@@ -248,11 +240,19 @@ public struct SyntheticTraffic {
         transmit(burst, pieces: pieces, captured: cut..<burst.count, flow: index, direction: 0)
     }
 
+    private mutating func appendMessages(_ count: Int, to burst: inout [UInt8], pieces: inout [Piece]) {
+        for _ in 0..<count {
+            let before = burst.count
+            appendMessage(to: &burst)
+            pieces.append(Piece(length: burst.count - before, isMessage: true))
+        }
+    }
+
     private func isMessageBoundary(_ offset: Int, _ pieces: [Piece]) -> Bool {
         var at = 0
-        for case .message(let length) in pieces {
+        for piece in pieces where piece.isMessage {
             if at == offset { return true }
-            at += length
+            at += piece.length
         }
         return at == offset
     }
@@ -261,11 +261,12 @@ public struct SyntheticTraffic {
     private mutating func transmit(_ bytes: [UInt8], pieces: [Piece], captured: Range<Int>, flow index: Int, direction: Int) {
         // The first segment of a direction picked up mid-stream is never held back: a reader
         // picks a direction up at the first segment it sees.
-        var mayHold = !flows[index].beforeFirstBoundary[direction] || flows[index].captured[direction] > 0
+        let isPickup = flows[index].beforeFirstBoundary[direction] && flows[index].captured[direction] == 0
         record(pieces, captured: captured, flow: index, direction: direction)
         var offset = captured.lowerBound
         while offset < captured.upperBound {
             let size = min(options.maximumSegmentSize, captured.upperBound - offset)
+            let mayHold = !(isPickup && offset == captured.lowerBound)
             let f = flows[index]
             let (from, to) = direction == 0 ? (f.client, f.server) : (f.server, f.client)
             let packet = builder.tcp(
@@ -274,7 +275,6 @@ public struct SyntheticTraffic {
             flows[index].sequence[direction] &+= UInt32(size)
             offset += size
             let roll = Double(random.next() % 1_000_000) / 1_000_000
-            defer { mayHold = true }
             if roll < options.outOfOrderFraction && flows[index].held.isEmpty && mayHold {
                 flows[index].held.append((direction, packet))  // sent after the next segment: out of order
                 truth.outOfOrderSegments += 1
@@ -306,14 +306,10 @@ public struct SyntheticTraffic {
         var touches: [Int: Int] = [:]
         var at = 0
         for piece in pieces {
-            let start = at
-            switch piece {
-            case .message(let length), .junk(let length): at += length
-            }
+            let start = at, isMessage = piece.isMessage
+            at += piece.length
             let from = max(start, captured.lowerBound), to = min(at, captured.upperBound)
             guard from < to else { continue }
-            let isMessage: Bool
-            if case .message = piece { isMessage = true } else { isMessage = false }
             if flows[index].beforeFirstBoundary[direction] && !(isMessage && start >= captured.lowerBound) {
                 t.leadingBytes += to - from  // before the first boundary: the tail of an earlier write
                 if isMessage { touches[segment(to - 1), default: 0] += 1 }
