@@ -105,7 +105,7 @@ func bigEndian(_ value: UInt64, width: Int) -> [UInt8] { (0..<width).map { UInt8
     /// LDAP as OpenLDAP writes it: a SEQUENCE (0x30) with a BER length in its minimal form (short,
     /// 0x81 LL, 0x82 LL LL) or the 4-byte form Active Directory uses (0x84 …), in every chunking.
     @Test func berLengthsInEveryDefiniteForm() {
-        let spec = DissectorVerifier.spec("preset:ldap")
+        let spec = DissectorVerifier.spec("length:offset=1,encoding=ber,magic=30")
         func ber(_ n: Int, long: Int? = nil) -> [UInt8] {
             if long == nil && n < 0x80 { return [UInt8(n)] }
             let width = long ?? (n < 0x100 ? 1 : n < 0x10000 ? 2 : 3)
@@ -119,6 +119,21 @@ func bigEndian(_ value: UInt64, width: Int) -> [UInt8] { (0..<width).map { UInt8
             let (got, analysis) = DissectorVerifier.frames(spec, isClient: true, chunks: [bad])
             #expect(got.isEmpty && analysis.malformedByReason[.badBERLength] == 1, "\(bad)")
         }
+    }
+
+    /// preset:ldap also wants the messageID INTEGER (0x02) right after the length, whatever its
+    /// form: the SEQUENCEs nested in a message (an attribute: `30 LL 04 …`) are no frame starts.
+    @Test func ldapBodyStartsWithTheMessageID() {
+        let spec = DissectorVerifier.spec("preset:ldap")
+        let unbind: [UInt8] = [0x30, 0x05, 0x02, 0x01, 0x03, 0x42, 0x00]
+        let long: [UInt8] = [0x30, 0x82, 0x01, 0x2C, 0x02, 0x01, 0x07] + pattern(1, 297)
+        DissectorVerifier.verify(spec, messages: [unbind, long, unbind])
+        let attribute: [UInt8] = [0x30, 0x06, 0x04, 0x02, 0x63, 0x6E, 0x31, 0x00]
+        let (got, analysis) = DissectorVerifier.frames(spec, isClient: true, chunks: [attribute])
+        #expect(got.isEmpty && analysis.malformedByReason[.badMagic] == 1)
+        // A length too short to hold the body magic is no frame either.
+        let (short, shortAnalysis) = DissectorVerifier.frames(spec, isClient: true, chunks: [[0x30, 0x00, 0x02]])
+        #expect(short.isEmpty && shortAnalysis.malformedByReason[.lengthSmallerThanHeader] == 1)
     }
 
     @Test func seedHeaders() {

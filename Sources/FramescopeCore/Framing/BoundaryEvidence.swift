@@ -38,9 +38,14 @@ public struct BoundaryEvidence: Sendable, Equatable {
     /// Bits for a frame whose type is the next frame's (0 without a type field).
     public var typeRepeat: Double
     /// What it says when the first frame of a pickup or after a gap ends exactly where a segment
-    /// ends: how rarely a length takes one given value (0 where it often does: a varint, 1 byte,
-    /// a few digits — text bytes are such lengths one time in 26 to 95).
+    /// ends: how rarely a length takes one given value. A short length (a BER length, 1 byte) is
+    /// a given value one time in 95 in text (256 in random bytes) and counts only at the first
+    /// segment's end, the one end it can reach. A few digits say nothing (text holds digit runs of
+    /// every value), nor does a varint: with the protobuf-body odds it let 1 in 10,000 random
+    /// streams through (RecoveryPropertyTests).
     public var landing: Double
+    /// Whether `landing` counts only when the frame ends where its first segment ends.
+    public var landsOnFirstEndOnly: Bool
 
     public static let frameCost = 2.0
     public static let unalignedStart = 1.0
@@ -58,14 +63,18 @@ public struct BoundaryEvidence: Sendable, Equatable {
             scoresProtobufBodies = false
             prefixMargin = 0
             landing = 0
+            landsOnFirstEndOnly = true
             typeRepeat = 0
         case .lengthField(let d):
             // A sample of 4096 cannot show odds below 2^-12; a magic's are known: 8 bits a byte
             // (6.6 for a printable one, which text matches one time in 95).
             var magicBits = 0.0
-            for i in 0..<d.magic.count { magicBits += (0x20...0x7E).contains(d.magic[i]) ? log2(95) : 8 }
+            for magic in [d.magic, d.bodyMagic] {
+                for i in 0..<magic.count { magicBits += (0x20...0x7E).contains(magic[i]) ? log2(95) : 8 }
+            }
+            let hasMagic = !d.magic.isEmpty || !d.bodyMagic.isEmpty
             let measured = max(Self.measuredHeaderBits(dissector), magicBits)
-            header = min(measured, d.magic.isEmpty ? Self.maxHeaderWithoutMagic : Self.maxHeader)
+            header = min(measured, hasMagic ? Self.maxHeader : Self.maxHeaderWithoutMagic)
             scoresProtobufBodies = d.encoding == .varint
             let landsAnywhere: Bool
             switch d.encoding {
@@ -73,15 +82,18 @@ public struct BoundaryEvidence: Sendable, Equatable {
             case .binary: landsAnywhere = d.lengthFieldLength <= 2
             case .ascii, .hex: landsAnywhere = d.lengthFieldLength <= 4
             }
-            prefixMargin = d.magic.isEmpty && landsAnywhere ? 7 : 0
-            let landsOften = d.encoding == .binary ? d.lengthFieldLength < 2 : landsAnywhere
-            landing = landsOften ? 0 : Self.maxHeader
+            prefixMargin = !hasMagic && landsAnywhere ? 7 : 0
+            let shortDigits = (d.encoding == .ascii || d.encoding == .hex) && d.lengthFieldLength <= 4
+            let shortValue = d.encoding == .ber || (d.encoding == .binary && d.lengthFieldLength < 2)
+            landing = shortDigits || d.encoding == .varint ? 0 : shortValue ? log2(95) : Self.maxHeader
+            landsOnFirstEndOnly = shortDigits || shortValue || d.encoding == .varint
             typeRepeat = d.typeField == nil ? 0 : 6
         case .postgres:
             header = min(Self.measuredHeaderBits(dissector), Self.maxHeaderWithoutMagic)
             scoresProtobufBodies = false
             prefixMargin = 0
             landing = Self.maxHeader
+            landsOnFirstEndOnly = false
             typeRepeat = 6
         }
     }
@@ -189,7 +201,7 @@ struct FrameChainScorer {
                 let aligned = next >= 0 && boundaries[next] == o ? bits(next) : o == 0 && blindStart ? 0 : -BoundaryEvidence.unalignedStart
                 s[o] = score(window, at: o, aligned: aligned, scores: s, types: t)
                 if o == 0 && blindStart && evidence.landing > 0 && s[0] > -.infinity, let length = frameLength(window, at: 0),
-                    boundaries.contains(length)
+                    evidence.landsOnFirstEndOnly ? boundaries.first(where: { $0 > 0 }) == length : boundaries.contains(length)
                 {
                     s[0] += evidence.landing
                 }

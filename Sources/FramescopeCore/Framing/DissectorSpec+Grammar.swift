@@ -95,6 +95,13 @@ extension DissectorSpec {
             }
             preamble = bytes
         }
+        var bodyMagic: [UInt8] = []
+        if let raw = o.take("bodymagic") {
+            guard let bytes = hexBytes(raw), !bytes.isEmpty, bytes.count <= InlineBytes.capacity else {
+                throw SpecError("'bodymagic=\(raw)' in '\(spec)': expected 1…32 hex bytes")
+            }
+            bodyMagic = bytes
+        }
         let headerOnly = try o.int("headeronly") ?? 0
         let body = try o.int("body")
         if let body, body < 0 || body > 1024 { throw SpecError("'body=\(body)' in '\(spec)': expected 0…1024") }
@@ -102,7 +109,7 @@ extension DissectorSpec {
             lengthFieldOffset: offset, lengthFieldLength: width, endianness: endianness, encoding: encoding,
             lengthAdjustment: adjust, magic: magic, magicOffset: magicOffset,
             typeField: typeField, maxFrameLength: maxFrame, minFrameLength: max(0, minFrame), headerOnlyBelow: UInt64(max(0, headerOnly)), preamble: preamble,
-            bodyOffset: body)
+            bodyOffset: body, bodyMagic: bodyMagic)
     }
 
     static func hexBytes(_ text: String) -> [UInt8]? {

@@ -5,7 +5,7 @@
 /// delimiter[:SEQ][,max=SIZE]        SEQ: \r\n (default), \n, \0, any escaped text, or hex 0x0d0a
 /// lines                             delimiter:\n (a preceding \r stays in the frame)
 /// length:offset=N,width=W[,endian=big|little][,encoding=binary|ascii|hex|varint|ber][,adjust=±N]
-///        [,magic=HEX[@OFF]][,type=OFF:WIDTH][,max=SIZE][,min=N][,preamble=HEX][,headeronly=N]
+///        [,magic=HEX[@OFF]][,type=OFF:WIDTH][,max=SIZE][,min=N][,preamble=HEX][,headeronly=N][,bodymagic=HEX]
 /// preset:NAME                       see `DissectorSpec.presets`
 /// ```
 /// Frame length for `length` = offset + width + value + adjust (Netty's LengthFieldBasedFrameDecoder;
@@ -140,7 +140,10 @@ extension DissectorSpec {
         "enip": ("length:offset=2,width=2,endian=little,adjust=20,type=0:2", "EtherNet/IP encapsulation"),
         "amqp": ("length:offset=3,width=4,adjust=1,type=0:1", "AMQP 0-9-1 frames (frame-end byte included)"),
         "git": ("length:offset=0,width=4,encoding=hex,adjust=-4,headeronly=3", "git pkt-line (flush/delim/end packets are 4 bytes)"),
-        "ldap": ("length:offset=1,encoding=ber,magic=30", "LDAP: a SEQUENCE with a BER length (short, or 0x81–0x84 long forms)"),
+        "ldap": (
+            "length:offset=1,encoding=ber,magic=30,bodymagic=02",
+            "LDAP: a SEQUENCE with a BER length (short, or 0x81–0x84 long forms), then the messageID INTEGER"
+        ),
         "pptp": ("length:offset=0,width=2,adjust=-2,magic=1a2b3c4d@4,min=16", "PPTP control messages"),
     ]
 }

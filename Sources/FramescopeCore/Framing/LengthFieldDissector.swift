@@ -43,12 +43,15 @@ public struct LengthFieldDissector: FrameDissector, Sendable, Equatable {
     public var preamble: InlineBytes
     /// Where the body starts in the frame; nil: after the last of length field, magic and type.
     public var bodyOffset: Int?
+    /// Bytes every body starts with, right after a length of any width (LDAP's messageID tag
+    /// `02` after a BER length): a magic whose offset depends on the length's form.
+    public var bodyMagic: InlineBytes
 
     public init(
         lengthFieldOffset: Int = 0, lengthFieldLength: Int = 4, endianness: Endianness = .big, encoding: Encoding = .binary,
         lengthAdjustment: Int = 0, magic: [UInt8] = [], magicOffset: Int = 0, typeField: (offset: Int, width: Int)? = nil,
         maxFrameLength: Int = 16 << 20, minFrameLength: Int = 0, headerOnlyBelow: UInt64 = 0, preamble: [UInt8] = [],
-        bodyOffset: Int? = nil
+        bodyOffset: Int? = nil, bodyMagic: [UInt8] = []
     ) {
         self.lengthFieldOffset = lengthFieldOffset
         self.lengthFieldLength = encoding == .varint || encoding == .ber ? 5 : lengthFieldLength
@@ -64,6 +67,8 @@ public struct LengthFieldDissector: FrameDissector, Sendable, Equatable {
         self.headerOnlyBelow = headerOnlyBelow
         self.preamble = InlineBytes(preamble)!
         self.bodyOffset = bodyOffset
+        precondition(bodyMagic.count <= InlineBytes.capacity, "a body magic holds at most 32 bytes")
+        self.bodyMagic = InlineBytes(bodyMagic)!
     }
 
     public static func == (a: Self, b: Self) -> Bool {
@@ -71,7 +76,7 @@ public struct LengthFieldDissector: FrameDissector, Sendable, Equatable {
             && a.endianness == b.endianness && a.encoding == b.encoding && a.lengthAdjustment == b.lengthAdjustment
             && a.magic == b.magic && a.magicOffset == b.magicOffset && a.typeField?.offset == b.typeField?.offset && a.typeField?.width == b.typeField?.width
             && a.maxFrameLength == b.maxFrameLength && a.minFrameLength == b.minFrameLength && a.headerOnlyBelow == b.headerOnlyBelow && a.preamble == b.preamble
-            && a.bodyOffset == b.bodyOffset
+            && a.bodyOffset == b.bodyOffset && a.bodyMagic == b.bodyMagic
     }
 
     public var headerLength: Int {
@@ -126,7 +131,14 @@ public struct LengthFieldDissector: FrameDissector, Sendable, Equatable {
             type = (0..<field.width).reduce(UInt64(0)) { $0 << 8 | UInt64(b[field.offset + $1]) }
         }
         let header = max(fieldEnd, magicOffset + magic.count, typeField.map { $0.offset + $0.width } ?? 0)
-        return .frame(length: total, type: type, body: min(total, bodyOffset ?? header))
+        let body = min(total, bodyOffset ?? header)
+        if !bodyMagic.isEmpty {
+            guard body + bodyMagic.count <= total else { return .malformed(.lengthSmallerThanHeader) }
+            let seen = min(bodyMagic.count, b.count - body)
+            for i in 0..<max(0, seen) where b[body + i] != bodyMagic[i] { return .malformed(.badMagic) }
+            if seen < bodyMagic.count { return .needMoreData(scanned: 0) }
+        }
+        return .frame(length: total, type: type, body: body)
     }
 
     /// The length of a frame starting at `b`'s first byte (no preamble handling): nil when more

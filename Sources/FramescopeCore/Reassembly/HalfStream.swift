@@ -69,8 +69,13 @@ struct HalfStream {
         }
         if flags.contains(.rst) { statistics.rstSeen = true }
         if !started {
-            // No SYN seen: pick up at the first byte this direction shows.
-            if flags.contains(.rst) && segment.payload.isEmpty { return }
+            // No SYN seen: pick up at the first byte this direction sends. A segment without
+            // data does not fix where: a keepalive or a zero-window probe carries the sequence
+            // number before the next byte.
+            if segment.payload.isEmpty && segment.missingPayload == 0 && !flags.contains(.fin) {
+                if !flags.contains(.rst) { statistics.startedMidStream = true }
+                return
+            }
             base = sequence
             started = true
             statistics.startedMidStream = true

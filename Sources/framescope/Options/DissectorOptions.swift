@@ -15,7 +15,7 @@ struct DissectorOptions: ParsableArguments {
                   delimiter[:SEQ][,max=SIZE]        SEQ: \\r\\n (default), \\n, \\0, escaped text, or hex 0x0d0a
                   lines                             delimiter:\\n (a preceding \\r stays in the frame)
                   length:offset=N,width=W[,endian=big|little][,encoding=binary|ascii|hex|varint|ber]
-                        [,adjust=±N][,magic=HEX[@OFF]][,type=OFF:WIDTH][,max=SIZE][,preamble=HEX][,headeronly=N]
+                        [,adjust=±N][,magic=HEX[@OFF]][,type=OFF:WIDTH][,max=SIZE][,preamble=HEX][,headeronly=N][,bodymagic=HEX]
                                                     frame length = offset + width + value + adjust (Netty's rule)
                   preset:NAME                       \(DissectorSpec.presets.keys.sorted().joined(separator: ", "))
                   @FILE                             a protocol file (JSON or YAML): name, spec or the options above, types
