@@ -21,7 +21,15 @@ public enum AnalysisMarkdownFormatter {
             ("incomplete at end", { "\($0.incompleteAtEnd)" }),
             ("damaged by capture gaps", { "\($0.damagedByGaps)" }),
         ]
+        // Rows of framing recovery, where it ran.
+        let recovery: [(String, (AnalysisReport.Figures) -> String, (AnalysisReport.Figures) -> Bool)] = [
+            ("undissected bytes", { "\($0.undissectedBytes)" }, { $0.undissectedBytes > 0 }),
+            ("leading bytes (picked up mid-stream)", { "\($0.leadingBytes)" }, { $0.leadingBytes > 0 }),
+            ("weakest boundary found", { $0.boundaryEvidenceBits.map { "\($0) bits" } ?? "-" }, { $0.boundaryEvidenceBits != nil }),
+            ("searches without a boundary", { "\($0.boundariesNotFound)" }, { $0.boundariesNotFound > 0 }),
+        ]
         for (name, value) in rows { out += "| \(name) | \(value(up)) | \(value(down)) |\n" }
+        for (name, value, ran) in recovery where ran(up) || ran(down) { out += "| \(name) | \(value(up)) | \(value(down)) |\n" }
         if let protobuf = r.protobuf {
             let label = protobuf.message.map { "bodies not a valid `\($0)`" } ?? "bodies not protobuf wire data"
             let cell = { (f: AnalysisReport.Figures) in f.protobuf.map { "\($0.invalid) of \($0.checked) (\(pct($0.invalidPercent)))" } ?? "-" }
@@ -39,6 +47,7 @@ public enum AnalysisMarkdownFormatter {
         out += timelines(r)
         out += worstConnections(r)
         out += evidence(r)
+        out += suggestions(r)
         return out
     }
 
@@ -88,6 +97,11 @@ public enum AnalysisMarkdownFormatter {
         return out
     }
 
+    private static func suggestions(_ r: AnalysisReport) -> String {
+        guard !r.specSuggestions.isEmpty else { return "" }
+        return "\n### SPECs that frame cleanly\n\n" + r.suggestionSentences.map { "- \($0)\n" }.joined()
+    }
+
     private static func evidence(_ r: AnalysisReport) -> String {
         guard !r.events.isEmpty else { return "" }
         var out = "\n### Evidence (\(r.eventsCaption))\n\n"
@@ -98,6 +112,7 @@ public enum AnalysisMarkdownFormatter {
             out += "  \n"
             out += "  Wireshark: `\(e.wiresharkFilter)`"
             if !e.bytes.isEmpty { out += "  \n  bytes: `\(hex(e.bytes))`" }
+            if let looksLike = e.looksLike { out += "  \n  looks like: \(looksLike)" }
             out += "\n"
         }
         return out

@@ -118,6 +118,7 @@ extension AnalysisReport.Event {
         failedAt = e.protobufFailure?.offset
         failedInFrame = e.protobufFailure?.frame
         evidenceBits = e.evidenceBits.map(oneDecimal)
+        looksLike = e.looksLike
         connection = e.connection.rawValue
         self.from = from.description
         self.to = to.description

@@ -48,6 +48,20 @@ extension AnalysisReport {
                 }
             }
             w.field("schema", schema)
+            w.key("specSuggestions")
+            w.array(specSuggestions) { w, s in
+                w.object { w in
+                    w.field("bytes", s.bytes)
+                    w.field("change", s.change)
+                    w.field("connection", s.connection)
+                    w.field("from", s.from)
+                    if let meaning = s.meaning { w.field("meaning", meaning) }
+                    w.field("messages", s.messages)
+                    w.field("spec", s.spec)
+                    w.field("to", s.to)
+                    w.field("wholeStream", s.wholeStream)
+                }
+            }
             w.key("totals")
             w.object { w in
                 w.key("all")
@@ -197,6 +211,7 @@ extension AnalysisReport.Event {
             w.field("from", from)
             w.field("kind", kind)
             w.field("length", length)
+            if let looksLike { w.field("looksLike", looksLike) }
             w.field("offset", offset)
             if let reason { w.field("reason", reason) }
             w.field("time", time)

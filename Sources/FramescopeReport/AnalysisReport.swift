@@ -28,6 +28,9 @@ public struct AnalysisReport: Sendable {
     public var events: [Event]
     public var eventsTotal: Int
     public var warnings: [String]
+    /// SPECs next to the given one that frame a direction it found malformed headers in
+    /// cleanly (files only: a second pass samples those directions).
+    public var specSuggestions: [SpecSuggestion] = []
     /// Live captures only: the interface and what the kernel dropped.
     public var capture: Capture?
 
@@ -188,6 +191,55 @@ public struct AnalysisReport: Sendable {
         public var max: Double
     }
 
+    /// "with adjust=-8 the stream frames cleanly (1,240 messages, 0 malformed)", for one direction.
+    public struct SpecSuggestion: Sendable {
+        public var connection: Int
+        public var from: String
+        public var to: String
+        /// The options that changed (`adjust=-8`), and the whole SPEC with them.
+        public var change: String
+        public var spec: String
+        /// What the change means, when it has a name ("the length counts the header").
+        public var meaning: String?
+        /// What it frames, without a malformed header: the whole stream, or its first `bytes`.
+        public var messages: Int
+        public var bytes: Int
+        public var wholeStream: Bool
+
+        public init(connection: Int, from: String, to: String, _ s: SpecVariations.Suggestion, wholeStream: Bool) {
+            self.connection = connection
+            self.from = from
+            self.to = to
+            change = s.change
+            spec = s.spec
+            meaning = s.meaning
+            messages = s.messages
+            bytes = s.bytes
+            self.wholeStream = wholeStream
+        }
+
+        /// "#3 10.0.0.1:5000 → 10.0.0.2:80: 1240 messages in the whole stream"
+        var direction: String {
+            "#\(connection) \(from) → \(to): \(messages) messages in \(wholeStream ? "the whole stream" : "its first \(bytes) bytes")"
+        }
+    }
+
+    /// One sentence per suggested SPEC, with the directions it frames cleanly: "with adjust=-8
+    /// (the length counts the header), 0 malformed: #3 … (1240 messages in the whole stream);
+    /// --dissector 'length:…'".
+    public var suggestionSentences: [String] {
+        var order: [String] = [], directions: [String: [SpecSuggestion]] = [:]
+        for s in specSuggestions {
+            if directions[s.spec] == nil { order.append(s.spec) }
+            directions[s.spec, default: []].append(s)
+        }
+        return order.map { spec in
+            let list = directions[spec]!, first = list[0]
+            return "with \(first.change)\(first.meaning.map { " (\($0))" } ?? "") framing is clean, 0 malformed: "
+                + list.map(\.direction).joined(separator: "; ") + "; --dissector '\(spec)'"
+        }
+    }
+
     public struct Event: Sendable {
         public var kind: String
         public var reason: String?
@@ -208,5 +260,7 @@ public struct AnalysisReport: Sendable {
         /// `malformed` and `resynchronized`: the evidence (bits, one decimal) for where framing
         /// resumed; nil when it did not.
         public var evidenceBits: Double?
+        /// `malformed`: what the bytes look like, when something is recognised.
+        public var looksLike: String?
     }
 }

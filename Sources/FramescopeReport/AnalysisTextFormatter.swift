@@ -26,7 +26,13 @@ public enum AnalysisTextFormatter {
         out += types(r)
         out += worst(r)
         out += evidence(r)
+        out += suggestions(r)
         return out
+    }
+
+    private static func suggestions(_ r: AnalysisReport) -> String {
+        guard !r.specSuggestions.isEmpty else { return "" }
+        return "\nSPECs next to this one that frame cleanly:\n" + r.suggestionSentences.map { "  \($0)\n" }.joined()
     }
 
     private static func verdict(_ label: String, _ f: AnalysisReport.Figures, protobuf: AnalysisReport.Protobuf?) -> String {
@@ -113,6 +119,7 @@ public enum AnalysisTextFormatter {
             if let at = e.failedAt, let frame = e.failedInFrame { s += ", stops parsing at offset \(at) (frame \(frame))" }
             s += "\n    wireshark: \(e.wiresharkFilter)\n"
             if !e.bytes.isEmpty { s += "    bytes: \(hex(e.bytes))\n" }
+            if let looksLike = e.looksLike { s += "    looks like: \(looksLike)\n" }
         }
         return s
     }

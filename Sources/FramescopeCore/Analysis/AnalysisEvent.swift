@@ -30,6 +30,8 @@ public struct AnalysisEvent: Sendable, Equatable {
     /// For `malformed` and `resynchronized`: the evidence, in bits, for where framing resumed;
     /// nil when it did not.
     public var evidenceBits: Double? = nil
+    /// For `malformed`: what the bytes look like (`HeaderForensics`), when something is recognised.
+    public var looksLike: String? = nil
 }
 
 /// Where a body stopped parsing: the reason, the offending byte's stream offset and its frame.

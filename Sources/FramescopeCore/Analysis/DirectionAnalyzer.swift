@@ -314,6 +314,7 @@ struct DirectionAnalyzer {
             if var e = recovery.malformedEvent {
                 e.length = skipped
                 e.evidenceBits = bits
+                e.looksLike = looksLike(e)
                 context.evidence.add(e)
             }
         case .gap:
@@ -358,7 +359,14 @@ struct DirectionAnalyzer {
     private mutating func closeMalformedEvent(context: inout AnalysisContext) {
         guard var e = recovery.malformedEvent else { return }
         e.length = recovery.slid + Int64(recovery.bytes.count)
+        e.looksLike = looksLike(e)
         context.evidence.add(e)
+    }
+
+    /// What the malformed header's bytes look like, from the junk region while its start is kept.
+    private func looksLike(_ e: AnalysisEvent) -> String? {
+        let bytes = recovery.slid == 0 ? Array(recovery.bytes.prefix(256)) : e.bytes
+        return HeaderForensics.describe(bytes, reason: e.reason, dissector: cutter.shared.dissector)
     }
 
     private mutating func giveUp(context: inout AnalysisContext) {

@@ -1,12 +1,16 @@
-/// Keeps the first 64 KiB of each direction's stream (up to 64 directions, each until its first
-/// gap): the samples `--dissector auto` infers the framing from.
+/// Keeps the first bytes of each direction's stream (64 KiB of up to 64 directions by default,
+/// each until its first gap): the samples `--dissector auto` infers the framing from, and the
+/// streams the SPECs next to a failing one are tried on.
 public struct InferenceSampler: StreamSink {
-    public static let bytesPerDirection = 64 << 10
-    public static let directions = 64
+    public let bytesPerDirection: Int
+    public let directions: Int
+    /// Only these connections' directions, when given.
+    let only: Set<ConnectionID>?
 
     /// A connection's samples while it is open.
     public struct Sampling {
         let serverPort: UInt16
+        let sampled: Bool
         var samples = PerDirection<FramingInference.Sample?> { _ in nil }
         /// Directions whose sample stopped early (full, or a gap): not known to be whole.
         var cut = PerDirection { _ in false }
@@ -16,21 +20,25 @@ public struct InferenceSampler: StreamSink {
     private var finished: [(id: ConnectionID, port: UInt16, direction: Direction, sample: FramingInference.Sample)] = []
     private var started = 0
 
-    public init() {}
+    public init(bytesPerDirection: Int = 64 << 10, directions: Int = 64, only connections: Set<ConnectionID>? = nil) {
+        self.bytesPerDirection = bytesPerDirection
+        self.directions = directions
+        only = connections
+    }
 
     public mutating func connectionOpened(_ connection: ConnectionInfo) -> Sampling {
-        Sampling(serverPort: connection.server.port)
+        Sampling(serverPort: connection.server.port, sampled: only?.contains(connection.id) ?? true)
     }
 
     public mutating func data(_ chunk: StreamChunk, state: inout Sampling) {
         let d = chunk.direction
-        guard !state.cut[d] else { return }
+        guard state.sampled, !state.cut[d] else { return }
         if state.samples[d] == nil {
-            guard started < Self.directions, chunk.capturedOffset == 0 else { return }
+            guard started < directions, chunk.capturedOffset == 0 else { return }
             started += 1
             state.samples[d] = FramingInference.Sample(bytes: [], segmentStarts: [], complete: false)
         }
-        let count = state.samples[d]?.bytes.count ?? 0, room = Self.bytesPerDirection - count
+        let count = state.samples[d]?.bytes.count ?? 0, room = bytesPerDirection - count
         state.samples[d]?.segmentStarts.append(count)
         state.samples[d]?.bytes.append(contentsOf: chunk.bytes.prefix(room))
         if room <= chunk.bytes.count { state.cut[d] = true }
@@ -48,6 +56,11 @@ public struct InferenceSampler: StreamSink {
             sample.complete = summary[d].finSeen && !state.cut[d]
             finished.append((summary.info.id, state.serverPort, d, sample))
         }
+    }
+
+    /// Every sample, in connection order.
+    public var samples: [(id: ConnectionID, direction: Direction, sample: FramingInference.Sample)] {
+        finished.sorted { ($0.id, $0.direction.rawValue) < ($1.id, $1.direction.rawValue) }.map { ($0.id, $0.direction, $0.sample) }
     }
 
     /// Samples grouped by their connection's server port, in connection order.

@@ -13,6 +13,9 @@ public enum AnalysisHTMLFormatter {
         body += timeline(r)
         body += worst(r)
         body += evidence(r)
+        if !r.specSuggestions.isEmpty {
+            body += "<h2>SPECs that frame cleanly</h2>\n<ul>" + r.suggestionSentences.map { "<li>\(escapeHTML($0))</li>" }.joined() + "</ul>\n"
+        }
         body += "<footer>framescope · figures as in <code>--format json</code> (framescope.report/1) · definitions in the README</footer>\n"
         return """
             <!DOCTYPE html>
@@ -245,6 +248,7 @@ public enum AnalysisHTMLFormatter {
             }
             out += " · \(e.time)</p>\n" + copyable(e.wiresharkFilter)
             if !e.bytes.isEmpty { out += "<pre class=\"hex\">\(escapeHTML(hexDump(e.bytes, offset: e.offset)))</pre>" }
+            if let looksLike = e.looksLike { out += "<p class=\"looks-like\">Looks like \(escapeHTML(looksLike))</p>" }
             out += "</div>\n"
         }
         return out

@@ -1,0 +1,35 @@
+import FramescopeCapture
+import FramescopeCore
+import FramescopeReport
+
+/// After an analysis that found malformed headers under a length-field SPEC, or a message still
+/// open where a direction ended (a wrong SPEC without a magic chains through anything): a second
+/// pass over the files that keeps the first 256 KiB of up to 8 of those directions, and the SPEC
+/// next to the given one that frames each cleanly, if there is one (`SpecVariations`).
+func suggestSpecs(for report: AnalysisReport, input: InputOptions, limits: LimitOptions) throws -> [AnalysisReport.SpecSuggestion] {
+    if input.files.contains("-") { return [] }  // standard input cannot be read twice
+    var targets: [(analysis: ConnectionAnalysis, direction: Direction, dissector: LengthFieldDissector)] = []
+    for analysis in report.analyses {
+        guard let spec = analysis.spec, case .lengthField(let d) = spec.kind, let directions = analysis.directions else { continue }
+        for direction in Direction.allCases where targets.count < 8 && (directions[direction].malformed > 0 || directions[direction].incompleteAtEnd > 0) {
+            targets.append((analysis, direction, d))
+        }
+    }
+    guard !targets.isEmpty else { return [] }
+    let sampler = InferenceSampler(bytesPerDirection: 256 << 10, directions: 16, only: Set(targets.map { $0.analysis.summary.info.id }))
+    var table = FlowTable(sink: sampler, options: limits.reassembly)
+    var reader = CaptureReader(paths: input.files, filter: try input.packetFilter(), packetLimit: input.count)
+    reader.read { info, bytes in table.process(bytes, info: info) }
+    table.finish()
+    let samples = table.sink.samples
+    return targets.compactMap { target in
+        let id = target.analysis.summary.info.id
+        guard let sample = samples.first(where: { $0.id == id && $0.direction == target.direction })?.sample,
+            let found = SpecVariations.suggest(target.dissector, sample: sample.bytes, segmentStarts: sample.segmentStarts, whole: sample.complete)
+        else { return nil }
+        let info = target.analysis.summary.info
+        let (from, to) = target.direction == .clientToServer ? (info.client, info.server) : (info.server, info.client)
+        return AnalysisReport.SpecSuggestion(
+            connection: id.rawValue, from: from.description, to: to.description, found, wholeStream: sample.complete && found.bytes == sample.bytes.count)
+    }
+}
