@@ -19,15 +19,16 @@ public enum SpecVariations {
 
     /// Streams shorter than this, or framed in fewer messages, prove nothing either way.
     static let minimumBytes = 64
-    static let minimumMessages = 4
+    static let minimumMessages = 8
     /// Segment starts inside the framed bytes (after the first): fewer cannot tell framings apart.
-    static let minimumSegmentStarts = 3
+    static let minimumSegmentStarts = 8
 
     /// How far `d` frames `bytes` from the first: the frames it cuts, and where the first header
     /// that does not parse starts (nil: none). `end` is where the last whole frame ends.
-    public static func walk(_ d: LengthFieldDissector, _ bytes: [UInt8], starts: [Int] = []) -> (frames: Int, end: Int, malformedAt: Int?, aligned: Int) {
-        var aligned = 0, next = 0
+    public static func walk(_ d: LengthFieldDissector, _ bytes: [UInt8], starts: [Int] = []) -> (frames: Int, end: Int, malformedAt: Int?, aligned: Int, cuts: Int) {
+        var aligned = 0, next = 0, cuts = 0
         func frame(at offset: Int) {
+            cuts = cuts &* 1_000_003 &+ offset
             while next < starts.count && starts[next] < offset { next += 1 }
             if next < starts.count && starts[next] == offset { aligned += 1 }
         }
@@ -38,29 +39,30 @@ public enum SpecVariations {
                 let rest = UnsafeRawBufferPointer(rebasing: all[at...])
                 switch d.decode(rest, consumed: 0, atStreamStart: &streamStart) {
                 case .frame(let length, _, _):
-                    guard at + length <= all.count else { return (frames, at, nil, aligned) }
+                    guard at + length <= all.count else { return (frames, at, nil, aligned, cuts) }
                     frame(at: at)
                     at += length
                     frames += 1
                 case .preamble(let length):
                     at += min(length, all.count - at)
                 case .needMoreData:
-                    return (frames, at, nil, aligned)
+                    return (frames, at, nil, aligned, cuts)
                 case .malformed:
-                    return (frames, at, at, aligned)
+                    return (frames, at, at, aligned, cuts)
                 }
             }
-            return (frames, at, nil, aligned)
+            return (frames, at, nil, aligned, cuts)
         }
     }
 
-    /// The nearest variation that frames `sample` cleanly where `d` does not, if any. `whole`: the
-    /// sample is the whole stream, so the last frame must end at its end.
+    /// The variation that frames `sample` cleanly where `d` does not, with the most frame starts on
+    /// segment starts, if one does and no different framing does as well. `whole`: the sample is
+    /// the whole stream, so the last frame must end at its end.
     public static func suggest(_ d: LengthFieldDissector, sample: [UInt8], segmentStarts: [Int], whole: Bool) -> Suggestion? {
         guard sample.count >= minimumBytes else { return nil }
         let original = walk(d, sample, starts: segmentStarts)
         guard original.malformedAt != nil || (whole && original.end != sample.count) else { return nil }
-        let options = Self.options(d.specText)
+        var found: [(variant: LengthFieldDissector, meaning: String?, walk: (frames: Int, end: Int, malformedAt: Int?, aligned: Int, cuts: Int))] = []
         for (variant, meaning) in variations(of: d) {
             let w = walk(variant, sample, starts: segmentStarts)
             guard w.malformedAt == nil, w.frames >= max(minimumMessages, original.frames + 1) else { continue }
@@ -72,17 +74,28 @@ public enum SpecVariations {
             else { continue }
             // A sample cut short may end inside a frame, but not one longer than what is left.
             guard whole ? w.end == sample.count : sample.count - w.end < 65536 else { continue }
-            let spec = variant.specText, changed = Self.options(spec)
-            let keys = changed.map(\.key) + options.map(\.key).filter { key in !changed.contains { $0.key == key } }
-            let change = keys.compactMap { key -> String? in
-                let now = changed.first { $0.key == key }?.value ?? Self.defaults[key]
-                let before = options.first { $0.key == key }?.value ?? Self.defaults[key]
-                guard let now, now != before else { return nil }
-                return "\(key)=\(now)"
-            }
-            return Suggestion(change: change.joined(separator: ","), spec: spec, meaning: meaning, messages: w.frames, bytes: w.end)
+            found.append((variant, meaning, w))
         }
-        return nil
+        // The best aligned wins; two different framings that explain the segments as well (fixed-size
+        // messages fit many) are no answer. Variations that cut the same frames are one (the nearest).
+        guard let best = found.max(by: { $0.walk.aligned < $1.walk.aligned }).flatMap({ top in found.first { $0.walk.aligned == top.walk.aligned } }),
+            !found.contains(where: { $0.walk.cuts != best.walk.cuts && $0.walk.aligned >= best.walk.aligned })
+        else { return nil }
+        let spec = best.variant.specText
+        return Suggestion(
+            change: change(from: d.specText, to: spec), spec: spec, meaning: best.meaning, messages: best.walk.frames, bytes: best.walk.end)
+    }
+
+    /// The options of `after` that differ from `before` (`adjust=-8`), defaults written out.
+    static func change(from before: String, to after: String) -> String {
+        let old = options(before), new = options(after)
+        let keys = new.map(\.key) + old.map(\.key).filter { key in !new.contains { $0.key == key } }
+        return keys.compactMap { key -> String? in
+            let now = new.first { $0.key == key }?.value ?? defaults[key]
+            let was = old.first { $0.key == key }?.value ?? defaults[key]
+            guard let now, now != was else { return nil }
+            return "\(key)=\(now)"
+        }.joined(separator: ",")
     }
 
     /// What an option is when a SPEC leaves it out.
