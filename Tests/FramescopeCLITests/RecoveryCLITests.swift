@@ -42,6 +42,7 @@ import Testing
 
     struct Analysis {
         var totals: [String: Any]
+        var directions: [String: [String: Any]]
         var messages: [String]
     }
 
@@ -61,7 +62,9 @@ import Testing
             let m = try JSONSerialization.jsonObject(with: Data(line.utf8)) as! [String: Any]
             return "\(ports[m["connection"] as! Int]!) \(m["direction"]!) \(m["offset"]!) \(m["length"]!)"
         }
-        return Analysis(totals: (report["totals"] as! [String: Any])["all"] as! [String: Any], messages: messages)
+        let totals = report["totals"] as! [String: Any]
+        return Analysis(
+            totals: totals["all"] as! [String: Any], directions: totals.compactMapValues { $0 as? [String: Any] }, messages: messages)
     }
 
     func int(_ totals: [String: Any], _ key: String) -> Int { totals[key] as! Int }
@@ -85,6 +88,20 @@ import Testing
         #expect(bogus.isEmpty, "\(c.name): \(bogus.count) messages that are not in the truth: \(bogus.prefix(5))")
         let protobuf = analysis.totals["protobuf"] as? [String: Any]
         #expect((protobuf?["invalid"] as? Int ?? 0) == 0, "\(c.name): bodies that are not protobuf were framed")
+    }
+
+    /// Per direction: never more messages than were sent whole, no more malformed events than junk
+    /// regions, at least the junk and the leading tails uncounted as messages.
+    @Test(arguments: cases) func eachDirectionIsBoundedByTheTruth(c: Case) throws {
+        let truth = try Self.truth(c), analysis = try analyze(c)
+        for (name, want) in truth.directions {
+            let got = analysis.directions[name]!
+            #expect(int(got, "messages") <= want["messages"]!, "\(c.name) \(name) messages")
+            #expect(int(got, "malformed") <= want["junkRegions"]!, "\(c.name) \(name) malformed")
+            #expect(int(got, "undissectedBytes") >= want["junkBytes"]!, "\(c.name) \(name) undissected")
+            #expect(int(got, "leadingBytes") >= want["leadingBytes"]!, "\(c.name) \(name) leading")
+            #expect(int(got, "partialMessages") <= want["partial"]!, "\(c.name) \(name) partial")
+        }
     }
 
     @Test func aLateStartFindsTheMessagesAfterTheFirstBoundaries() throws {
