@@ -46,42 +46,6 @@ public struct SyntheticTraffic {
         public init() {}
     }
 
-    /// What one direction of all connections holds, as `analyze` defines it: messages (those that
-    /// start in the capture), partial and merged, the tails before the first boundary of a
-    /// direction picked up mid-stream, junk regions and their bytes, messages cut by a close.
-    public struct DirectionTruth: Sendable, Equatable {
-        public var messages = 0
-        public var partial = 0
-        public var merged = 0
-        public var leadingBytes = 0
-        public var junkRegions = 0
-        public var junkBytes = 0
-        public var incomplete = 0
-    }
-
-    /// One message, for checking each message an analysis reports.
-    public struct MessageTruth: Sendable, Equatable {
-        public var clientPort: UInt16
-        public var direction: Direction
-        /// From the direction's first captured byte.
-        public var offset: Int
-        public var length: Int
-    }
-
-    /// What the generated capture holds, for checking an analysis against.
-    public struct Truth: Sendable, Equatable {
-        public var directions = PerDirection { _ in DirectionTruth() }
-        public var spec: String
-        public var packets = 0
-        public var captureBytes = 0
-        public var connections = 0
-        public var messagesClientToServer = 0
-        public var messagesServerToClient = 0
-        public var payloadBytes = 0
-        public var outOfOrderSegments = 0
-        public var retransmittedSegments = 0
-    }
-
     public let options: Options
     public private(set) var truth: Truth
     private var random: SplitMix64
@@ -394,20 +358,6 @@ public struct SyntheticTraffic {
             out += text[start..<(start + size - 1)]
             out.append(0x0A)
         }
-    }
-}
-
-/// SplitMix64: small, fast, deterministic.
-public struct SplitMix64 {
-    private var state: UInt64
-    public init(seed: UInt64) { state = seed }
-
-    public mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
 
