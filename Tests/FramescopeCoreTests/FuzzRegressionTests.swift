@@ -9,18 +9,25 @@ import Testing
     /// bytes (length and code), a frame shorter than what was read — a precondition trap.
     static let postgresShortStartup = "dDAAAAAABQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQAAAHIJ"
 
-    func replay(spec: DissectorSpec, isClient: Bool, stream: [UInt8], cuts: [Int]) -> (frames: [Int64], analysis: DirectionAnalysis) {
+    static let repeatingTypedVarintFrames = "IQAPDw8PDw8PDw8PDw8PDw8PDw8PDw8PDw8PDw8PDw8PDw8PDw8PDw8PDw8PDw8PDw8PDw8PDw8PDw8PDw8PDw8PDw8PDw8PDw8PDw8PDw8PDw8PDw8PDw8PDw8PDw8PDw8PDw8PDw8PDw8PDyAA"
+
+    func replay(
+        spec: DissectorSpec, isClient: Bool, stream: [UInt8], cuts: [Int], splits: Set<Int> = [], midStream: Bool = false
+    ) -> (frames: [Int64], analysis: DirectionAnalysis) {
         var analyzer = DirectionAnalyzer(dissector: SharedDissector(spec.makeDissector(isClient: isClient)), connection: ConnectionID(0), direction: .clientToServer)
         var context = AnalysisContext()
         context.recordMessages = true
         var offset = 0
         for (n, cut) in (cuts + [stream.count]).enumerated() where cut > offset {
-            stream[offset..<cut].withUnsafeBytes { part in
-                analyzer.feed(
-                    StreamChunk(connection: ConnectionID(0), direction: .clientToServer, offset: Int64(offset), capturedOffset: Int64(offset),
-                                bytes: part, frame: UInt64(n + 1), timestamp: .zero), context: &context)
+            for piece in splits.filter({ $0 > offset && $0 < cut }).sorted() + [cut] {
+                stream[offset..<piece].withUnsafeBytes { part in
+                    analyzer.feed(
+                        StreamChunk(connection: ConnectionID(0), direction: .clientToServer, offset: Int64(offset), capturedOffset: Int64(offset),
+                                    bytes: part, frame: UInt64(n + 1), timestamp: Timestamp(nanoseconds: Int64(n + 1)), midStream: midStream),
+                        context: &context)
+                }
+                offset = piece
             }
-            offset = cut
         }
         analyzer.finish(context: &context)
         return (context.messages.map(\.length), analyzer.analysis)
@@ -46,5 +53,26 @@ import Testing
             let result = replay(spec: spec, isClient: true, stream: stream, cuts: [cut])
             #expect(result.analysis.malformedByReason[.lengthSmallerThanHeader] == 1, "cut at \(cut)")
         }
+    }
+
+    /// FuzzDissect, 2026-11-23: a run of identical MQTT-like frames (type 0x0f, length 15) picked
+    /// up mid-stream; splitting segments into parts must not change what recovery finds.
+    @Test func repeatingTypedFramesAreFoundTheSameInAnyChunking() throws {
+        let input = [UInt8](try #require(Data(base64Encoded: Self.repeatingTypedVarintFrames)))
+        let stream = Array(input.dropFirst(3))
+        let spec = try DissectorSpec(parsing: "length:offset=1,encoding=varint,type=0:1")
+        var state = UInt32(input[1]) << 8 | UInt32(input[2]) | 1
+        var cuts: [Int] = [], position = 0
+        while position < stream.count {
+            state ^= state << 13; state ^= state >> 17; state ^= state << 5
+            position += 1 + Int(state % 97)
+            if position < stream.count { cuts.append(position) }
+        }
+        let ends = cuts.enumerated().filter { $0.offset % 2 == 0 }.map(\.element)
+        let splits = Set(cuts.enumerated().filter { $0.offset % 2 == 1 }.map(\.element))
+        let whole = replay(spec: spec, isClient: true, stream: stream, cuts: ends, midStream: true)
+        let parts = replay(spec: spec, isClient: true, stream: stream, cuts: ends, splits: splits, midStream: true)
+        #expect(whole.frames == parts.frames, "ends \(ends), splits \(splits.sorted())")
+        #expect(whole.analysis.leadingBytes == parts.analysis.leadingBytes)
     }
 }

@@ -11,7 +11,7 @@ let specs: [String] = [
     "length:offset=6,width=4,encoding=ascii", "length:offset=4,width=8,encoding=ascii,adjust=-12,magic=56302e31,type=12:8",
     "length:offset=0,width=4,encoding=hex,adjust=-4,headeronly=3", "length:offset=1,encoding=varint,type=0:1",
     "length:offset=2,width=2,endian=little,adjust=20,min=24,max=4000", "length:offset=0,width=8,adjust=-8",
-    "length:offset=0,width=3,adjust=6,preamble=505249", "preset:postgres", "preset:tls", "preset:bgp", "preset:pptp",
+    "length:offset=0,width=3,adjust=6,preamble=505249", "preset:postgres", "preset:tls", "preset:bgp", "preset:pptp", "preset:ldap",
 ].map { $0 }
 let parsed = specs.map { try! DissectorSpec(parsing: $0) }
 /// One shared dissector per SPEC and side, as the analyzer makes them (recovery measures each once).

@@ -14,6 +14,14 @@ public func fuzz(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
     if let spec = try? DissectorSpec(parsing: text) { specs.append(spec) }
     if let spec = try? ProtocolFile.parse(data, path: "fuzz") { specs.append(spec) }
     for spec in specs {
+        // Oracle: a length field's SPEC text parses back to the same dissector.
+        if case .lengthField(let d) = spec.kind {
+            guard case .lengthField(let back) = try? DissectorSpec(parsing: d.specText).kind, back == d else {
+                fatalError("specText does not round-trip: \(text) → \(d.specText)")
+            }
+            _ = SpecVariations.suggest(d, sample: probe + probe + probe + probe, segmentStarts: [0, 20, 40, 60], whole: true)
+            _ = HeaderForensics.describe(probe, reason: .badMagic, dissector: .lengthField(d))
+        }
         for isClient in [true, false] {
             let dissector = spec.makeDissector(isClient: isClient)
             var atStreamStart = dissector.hasStreamStart

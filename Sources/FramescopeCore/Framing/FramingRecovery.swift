@@ -7,8 +7,9 @@ struct SegmentMark: Equatable {
 
     static let none = SegmentMark(start: 0, frame: 0, timestamp: .zero)
 
-    /// The same segment (a replayed part of it counts as the segment itself).
-    func isSame(as other: SegmentMark) -> Bool { start == other.start && frame == other.frame }
+    /// The same segment: one frame carries one segment, whether its bytes come in one piece, in
+    /// parts (reassembly may hand a segment over in several), or replayed after a search.
+    func isSame(as other: SegmentMark) -> Bool { frame == other.frame }
 }
 
 /// Bytes held in all recovery windows together, and the most allowed: past it a direction that
