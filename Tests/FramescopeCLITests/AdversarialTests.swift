@@ -28,7 +28,7 @@ import Glibc
 
     /// Runs the binary with posix_spawn and wait4, for its exit status and peak RSS.
     func measured(_ arguments: [String]) throws -> Outcome {
-        let out = NSTemporaryDirectory() + "framescope-adv-\(UUID().uuidString)"
+        let out = scratchDirectory + "framescope-adv-\(UUID().uuidString)"
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -73,7 +73,7 @@ import Glibc
         }
 
         func save() -> String {
-            let path = NSTemporaryDirectory() + "framescope-hostile-\(UUID().uuidString).pcap"
+            let path = scratchDirectory + "framescope-hostile-\(UUID().uuidString).pcap"
             FileManager.default.createFile(atPath: path, contents: Data(writer.bytes))
             return path
         }
@@ -145,7 +145,7 @@ import Glibc
             template[34] = UInt8(truncatingIfNeeded: i)        // source port, high byte
             writer.add(template, at: Timestamp(nanoseconds: 1_700_000_000_000_000_000 + Int64(i) * 1000))
         }
-        let path = NSTemporaryDirectory() + "framescope-synflood-\(UUID().uuidString).pcap"
+        let path = scratchDirectory + "framescope-synflood-\(UUID().uuidString).pcap"
         FileManager.default.createFile(atPath: path, contents: Data(writer.bytes))
         writer = CaptureFileWriter(linkType: .ethernet)
         let outcome = try measured([
@@ -202,7 +202,7 @@ import Glibc
         capture.send(Self.client, Self.server, seq: 1001, [3] + Array("abc".utf8))
         let good = capture.writer.bytes
         for (name, bytes) in [("truncated", Array(good.dropLast(5))), ("garbage", good + [UInt8](repeating: 0xEE, count: 37))] {
-            let path = NSTemporaryDirectory() + "framescope-\(name)-\(UUID().uuidString).pcap"
+            let path = scratchDirectory + "framescope-\(name)-\(UUID().uuidString).pcap"
             FileManager.default.createFile(atPath: path, contents: Data(bytes))
             let outcome = try measured(["analyze", path, "--dissector", "varint", "--format", "json"])
             #expect(outcome.status == 1, "\(name)")  // the input broke part-way: documented exit status 1
@@ -222,7 +222,7 @@ import Glibc
         var epb = le32(0) + le32(0) + le32(1) + le32(UInt32(packet.count)) + le32(UInt32(packet.count)) + packet
         while epb.count % 4 != 0 { epb.append(0) }
         block(6, epb)
-        let path = NSTemporaryDirectory() + "framescope-unknown-block-\(UUID().uuidString).pcapng"
+        let path = scratchDirectory + "framescope-unknown-block-\(UUID().uuidString).pcapng"
         FileManager.default.createFile(atPath: path, contents: Data(blocks))
         let outcome = try measured(["flows", path, "--format", "json"])
         #expect(outcome.status == 0, "\(outcome.stderr)")

@@ -55,7 +55,7 @@ import Testing
     }
 
     @Test func messagesFileHasOneLinePerMessage() throws {
-        let out = NSTemporaryDirectory() + "framescope-\(UUID().uuidString).ndjson"
+        let out = scratchDirectory + "framescope-\(UUID().uuidString).ndjson"
         let result = try cli.run(["analyze", CLITests.sample, "--dissector", "varint", "--messages", out, "--format", "json"])
         #expect(result.status == 0)
         let lines = try String(contentsOfFile: out, encoding: .utf8).split(separator: "\n")
@@ -65,7 +65,7 @@ import Testing
     }
 
     @Test func perPortDissectorsAndProtocolFiles() throws {
-        let dir = NSTemporaryDirectory() + "framescope-proto-\(UUID().uuidString)"
+        let dir = scratchDirectory + "framescope-proto-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         let yaml = dir + "/im.yaml"
         try "name: im-gateway\nspec: length:offset=4,width=4,magic=000000ff,type=8:4\ntypes:\n  100: login\n  101: chat\n".write(toFile: yaml, atomically: true, encoding: .utf8)
@@ -118,7 +118,7 @@ import Testing
 
     @Test(arguments: ["varint", "length", "lines"])
     func aSyntheticCaptureAnalyzesToItsTruth(framing: String) throws {
-        let path = NSTemporaryDirectory() + "framescope-synth-\(UUID().uuidString).pcap"
+        let path = scratchDirectory + "framescope-synth-\(UUID().uuidString).pcap"
         let made = try cli.run(["synth", "--size", "3M", "--flows", "40", "--framing", framing, "--seed", "7", "-o", path])
         #expect(made.status == 0, "\(made.stderr)")
         let truth = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path + ".truth.json"))) as? [String: Any])
@@ -167,7 +167,7 @@ import Testing
 
     @Test func anInputErrorWinsOverAFailOnCondition() throws {
         let data = try Data(contentsOf: URL(fileURLWithPath: Self.seed))
-        let path = NSTemporaryDirectory() + "framescope-failon-\(UUID().uuidString).pcap"
+        let path = scratchDirectory + "framescope-failon-\(UUID().uuidString).pcap"
         try data.dropLast(30).write(to: URL(fileURLWithPath: path))
         let result = try cli.run(["analyze", path, "--dissector", Self.spec, "--fail-on", "malformed"])
         #expect(result.status == 1)
@@ -225,7 +225,7 @@ import Testing
 
     /// samples/proto/chat.proto compiled by protoc, as the README tells users to.
     static func chatDescriptor() throws -> String {
-        let path = NSTemporaryDirectory() + "framescope-chat-\(ProcessInfo.processInfo.processIdentifier).pb"
+        let path = scratchDirectory + "framescope-chat-\(ProcessInfo.processInfo.processIdentifier).pb"
         if FileManager.default.fileExists(atPath: path) { return path }
         let protoc = try #require(["/usr/bin/protoc", "/usr/local/bin/protoc"].first { FileManager.default.isExecutableFile(atPath: $0) }, "protoc is missing (scripts/install-deps --test)")
         let directory = CLITests.root.appendingPathComponent("samples/proto").path

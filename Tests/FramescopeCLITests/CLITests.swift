@@ -1,6 +1,15 @@
 import Foundation
 import Testing
 
+/// Where tests write temporary files: one directory per test process, removed when it exits
+/// (a failed expectation then leaves nothing behind either).
+let scratchDirectory: String = {
+    let path = NSTemporaryDirectory() + "framescope-tests-\(getpid())/"
+    try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    atexit { try? FileManager.default.removeItem(atPath: NSTemporaryDirectory() + "framescope-tests-\(getpid())/") }
+    return path
+}()
+
 /// Runs the built `framescope` binary, as a user would.
 @Suite struct CLITests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
@@ -49,7 +58,7 @@ import Testing
     }
 
     func temporaryDirectory() -> String {
-        NSTemporaryDirectory() + "framescope-cli-\(UUID().uuidString)"
+        scratchDirectory + "framescope-cli-\(UUID().uuidString)"
     }
 
     @Test func flowsPrintsAlignedRows() throws {

@@ -47,7 +47,7 @@ import Testing
     }
 
     func analyze(_ c: Case) throws -> Analysis {
-        let out = NSTemporaryDirectory() + "framescope-recovery-\(UUID().uuidString)"
+        let out = scratchDirectory + "framescope-recovery-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: out + ".json"); try? FileManager.default.removeItem(atPath: out + ".ndjson") }
         let result = try CLITests().run([
             "analyze", "\(Self.directory)/\(c.name).pcap", "--dissector", c.spec, "--format", "json", "--quiet", "-o", out + ".json",
@@ -71,7 +71,7 @@ import Testing
 
     /// The fixtures are what synth writes today with the options above.
     @Test(arguments: cases) func fixturesAreWhatSynthWrites(c: Case) throws {
-        let out = NSTemporaryDirectory() + "framescope-synth-\(UUID().uuidString).pcap"
+        let out = scratchDirectory + "framescope-synth-\(UUID().uuidString).pcap"
         defer { for suffix in ["", ".truth.json", ".messages.ndjson"] { try? FileManager.default.removeItem(atPath: out + suffix) } }
         let result = try CLITests().run(["synth", "--size", "256K", "--flows", "6", "--truth-messages", "-o", out] + c.synth)
         #expect(result.status == 0, "\(result.stderr)")

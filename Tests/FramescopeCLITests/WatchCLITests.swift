@@ -33,7 +33,7 @@ let canCapture = geteuid() == 0
     @Test(.enabled(if: canCapture, "capturing on lo needs root or CAP_NET_RAW/CAP_NET_ADMIN; run the tests as root"))
     func watchCountsWhatWasSentAndItsSavedCaptureAgrees() throws {
         let (varintPort, lengthPort) = (Self.basePort, Self.basePort + 1)
-        let pcap = NSTemporaryDirectory() + "framescope-watch-\(UUID().uuidString).pcap"
+        let pcap = scratchDirectory + "framescope-watch-\(UUID().uuidString).pcap"
         let (liveMessages, fileMessages) = (pcap + ".live.ndjson", pcap + ".file.ndjson")
         let dissectors = ["--dissector", "\(varintPort)=varint", "--dissector", "\(lengthPort)=length:offset=0,width=4"]
         let watch = Process()

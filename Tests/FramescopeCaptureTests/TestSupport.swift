@@ -5,6 +5,15 @@ import Testing
 import Foundation
 
 /// Repository root, from this file's location.
+/// Where tests write temporary files: one directory per test process, removed when it exits
+/// (a failed expectation then leaves nothing behind either).
+let scratchDirectory: String = {
+    let path = NSTemporaryDirectory() + "framescope-tests-\(getpid())/"
+    try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    atexit { try? FileManager.default.removeItem(atPath: NSTemporaryDirectory() + "framescope-tests-\(getpid())/") }
+    return path
+}()
+
 let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
 /// `../shared/corpus` beside the checkout (FRAMESCOPE_CORPUS overrides), or nil.
@@ -61,7 +70,7 @@ func analyze<S: StreamSink>(_ paths: [String], sink: S, filter: String? = nil, o
 
 /// Writes bytes to a fresh temporary file and returns its path.
 func temporaryFile(_ bytes: [UInt8], suffix: String = ".pcap") -> String {
-    let path = NSTemporaryDirectory() + "framescope-\(UUID().uuidString)\(suffix)"
+    let path = scratchDirectory + "framescope-\(UUID().uuidString)\(suffix)"
     FileManager.default.createFile(atPath: path, contents: Data(bytes))
     return path
 }
@@ -71,7 +80,7 @@ func compileSampleSchema(_ proto: String, message: String, countBy: String?) thr
     let protoc = try #require(
         ["/usr/bin/protoc", "/usr/local/bin/protoc"].first { FileManager.default.isExecutableFile(atPath: $0) },
         "protoc is missing: apt-get install protobuf-compiler (scripts/install-deps --test)")
-    let out = NSTemporaryDirectory() + "framescope-\(UUID().uuidString).pb"
+    let out = scratchDirectory + "framescope-\(UUID().uuidString).pb"
     defer { try? FileManager.default.removeItem(atPath: out) }
     let directory = repositoryRoot.appendingPathComponent("samples/proto").path
     let process = Process()
