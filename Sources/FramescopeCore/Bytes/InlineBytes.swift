@@ -23,6 +23,9 @@ public struct InlineBytes: Equatable, Hashable, Sendable {
 
     public var isEmpty: Bool { count == 0 }
 
+    /// The bytes, for code off the hot path (SPEC text, reports).
+    public var array: [UInt8] { (0..<count).map { self[$0] } }
+
     /// Appends bytes while the count stays within `limit` (at most `capacity`); the rest are dropped.
     mutating func append(_ bytes: UnsafeRawBufferPointer, limit: Int = capacity) {
         let n = min(bytes.count, min(limit, Self.capacity) - count)

@@ -36,13 +36,13 @@ public enum HeaderForensics {
     }
 
     static func lengthField(_ b: [UInt8], reason: MalformedReason?, _ d: LengthFieldDissector) -> String? {
-        let magic = (0..<d.magic.count).map { d.magic[$0] }
+        let magic = d.magic.array
         let at = d.magicOffset
         if magic.count >= 2, b.count >= at + magic.count {
             let seen = Array(b[at..<at + magic.count])
             if seen != magic && seen == magic.reversed() {
                 let other = d.endianness == .big ? "little" : "big"
-                return "magic in \(other)-endian byte order (\(hex(seen)) for \(hex(magic))): this sender wrote the header in host order"
+                return "magic in \(other)-endian byte order (\(hexDigits(seen)) for \(hexDigits(magic))): this sender wrote the header in host order"
             }
         }
         if !magic.isEmpty, b.count > at + magic.count {
@@ -60,9 +60,5 @@ public enum HeaderForensics {
             }
         }
         return nil
-    }
-
-    static func hex(_ bytes: [UInt8]) -> String {
-        bytes.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
     }
 }

@@ -7,21 +7,19 @@ extension LengthFieldDissector {
         if endianness != .big { options.append("endian=\(endianness.rawValue)") }
         if encoding != .binary { options.append("encoding=\(encoding.rawValue)") }
         if lengthAdjustment != 0 { options.append("adjust=\(lengthAdjustment)") }
-        if !magic.isEmpty { options.append("magic=\(Self.hex(magic))\(magicOffset != 0 ? "@\(magicOffset)" : "")") }
+        if !magic.isEmpty { options.append("magic=\(hexDigits(magic.array))\(magicOffset != 0 ? "@\(magicOffset)" : "")") }
         if let t = typeField { options.append("type=\(t.offset):\(t.width)") }
         if maxFrameLength != 16 << 20 { options.append("max=\(maxFrameLength)") }
         if minFrameLength != 0 { options.append("min=\(minFrameLength)") }
-        if !preamble.isEmpty { options.append("preamble=\(Self.hex(preamble))") }
+        if !preamble.isEmpty { options.append("preamble=\(hexDigits(preamble.array))") }
         if headerOnlyBelow != 0 { options.append("headeronly=\(headerOnlyBelow)") }
         if let bodyOffset { options.append("body=\(bodyOffset)") }
-        if !bodyMagic.isEmpty { options.append("bodymagic=\(Self.hex(bodyMagic))") }
+        if !bodyMagic.isEmpty { options.append("bodymagic=\(hexDigits(bodyMagic.array))") }
         return "length:" + options.joined(separator: ",")
     }
+}
 
-    private static func hex(_ bytes: InlineBytes) -> String {
-        (0..<bytes.count).map { i in
-            let digits = String(bytes[i], radix: 16)
-            return digits.count == 1 ? "0" + digits : digits
-        }.joined()
-    }
+/// `bytes` as lowercase hex digits, two a byte (`000000ff`), as SPECs write magics.
+func hexDigits(_ bytes: [UInt8]) -> String {
+    bytes.map { $0 < 0x10 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
 }
