@@ -20,6 +20,6 @@ extension LengthFieldDissector {
 }
 
 /// `bytes` as lowercase hex digits, two a byte (`000000ff`), as SPECs write magics.
-func hexDigits(_ bytes: [UInt8]) -> String {
+public func hexDigits(_ bytes: [UInt8]) -> String {
     bytes.map { $0 < 0x10 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
 }
