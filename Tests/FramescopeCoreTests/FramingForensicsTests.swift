@@ -32,6 +32,8 @@ import Testing
             let said = HeaderForensics.describe(bytes, reason: .lengthTooLarge, dissector: varint)
             #expect(said?.hasPrefix(expected) == true, "\(said ?? "nil")")
         }
+        // TLS framing that fails on a record is not told it sees TLS.
+        #expect(HeaderForensics.describe([0x16, 0x03, 0x01, 0xFF, 0xFF, 0x01], reason: .lengthTooLarge, dissector: Self.dissector("preset:tls")) == nil)
         // Random-looking binary says nothing; text is no surprise where lengths are digits.
         #expect(HeaderForensics.describe([0x00, 0x9A, 0x31, 0xC4, 0x07, 0xEE], reason: .lengthTooLarge, dissector: varint) == nil)
         #expect(HeaderForensics.describe(Array("hello, this is text".utf8), reason: .nonDigitLength, dissector: Self.dissector("length:offset=0,width=4,encoding=ascii")) == nil)

@@ -7,7 +7,9 @@ public enum HeaderForensics {
         switch dissector {
         case .lengthField(let d):
             if let said = lengthField(bytes, reason: reason, d) { return said }
-            return foreignProtocol(bytes, textIsExpected: d.encoding == .ascii || d.encoding == .hex)
+            // TLS's own framing (a 2-byte length at 3) sees records: a bad one is no other protocol.
+            let isTLS = d.encoding == .binary && d.lengthFieldOffset == 3 && d.lengthFieldLength == 2
+            return foreignProtocol(bytes, textIsExpected: d.encoding == .ascii || d.encoding == .hex, tlsIsExpected: isTLS)
         case .delimiter:
             return foreignProtocol(bytes, textIsExpected: true)
         case .postgres:
@@ -16,8 +18,8 @@ public enum HeaderForensics {
     }
 
     /// Bytes of another protocol (or of no protocol): TLS, HTTP, JSON, printable text.
-    static func foreignProtocol(_ b: [UInt8], textIsExpected: Bool) -> String? {
-        if b.count >= 3, (0x14...0x17).contains(b[0]), b[1] == 3, b[2] <= 4 {
+    static func foreignProtocol(_ b: [UInt8], textIsExpected: Bool, tlsIsExpected: Bool = false) -> String? {
+        if !tlsIsExpected, b.count >= 3, (0x14...0x17).contains(b[0]), b[1] == 3, b[2] <= 4 {
             let kinds: [UInt8: String] = [0x14: "change cipher spec", 0x15: "alert", 0x16: "handshake", 0x17: "application data"]
             return "a TLS record (\(kinds[b[0]]!), version 3.\(b[2])): the connection is encrypted, not this framing"
         }
