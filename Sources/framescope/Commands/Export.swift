@@ -1,7 +1,6 @@
 import ArgumentParser
 import FramescopeCore
 import FramescopeReport
-import Foundation
 
 extension Framescope {
     struct Export: ParsableCommand {
@@ -46,11 +45,7 @@ extension Framescope {
                 writeError("framescope: export: \(error.description)\n")
                 throw ExitCode(64)
             }
-            guard let output else { return print(text, terminator: "") }
-            guard FileManager.default.createFile(atPath: output, contents: Data(text.utf8)) else {
-                writeError("framescope: cannot write \(output)\n")
-                throw ExitCode(73)
-            }
+            try emit(text, to: output)
         }
     }
 }
