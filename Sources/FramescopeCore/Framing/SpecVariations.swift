@@ -23,36 +23,44 @@ public enum SpecVariations {
     /// Segment starts inside the framed bytes (after the first): fewer cannot tell framings apart.
     static let minimumSegmentStarts = 8
 
-    /// How far `d` frames `bytes` from the first: the frames it cuts, and where the first header
-    /// that does not parse starts (nil: none). `end` is where the last whole frame ends.
-    public static func walk(_ d: LengthFieldDissector, _ bytes: [UInt8], starts: [Int] = []) -> (frames: Int, end: Int, malformedAt: Int?, aligned: Int, cuts: Int) {
-        var aligned = 0, next = 0, cuts = 0
-        func frame(at offset: Int) {
-            cuts = cuts &* 1_000_003 &+ offset
-            while next < starts.count && starts[next] < offset { next += 1 }
-            if next < starts.count && starts[next] == offset { aligned += 1 }
-        }
-        return bytes.withUnsafeBytes { all in
-            var at = 0, frames = 0
+    /// How far a SPEC frames a stream from its first byte.
+    public struct Walk: Sendable {
+        /// Whole frames cut, and where the last of them ends.
+        public var frames = 0
+        public var end = 0
+        /// Where the first header that does not parse starts (nil: none).
+        public var malformedAt: Int?
+        /// Frames that start where a segment starts (the stream's first byte included).
+        var aligned = 0
+        /// A hash of the frame starts: two walks that cut the same frames have the same.
+        var cuts = 0
+    }
+
+    /// Walks `bytes` with `d` until a header does not parse or a frame runs past the end.
+    public static func walk(_ d: LengthFieldDissector, _ bytes: [UInt8], starts: [Int] = []) -> Walk {
+        var w = Walk(), next = 0
+        bytes.withUnsafeBytes { all in
             var streamStart = true
-            while at < all.count {
-                let rest = UnsafeRawBufferPointer(rebasing: all[at...])
-                switch d.decode(rest, consumed: 0, atStreamStart: &streamStart) {
+            while w.end < all.count {
+                switch d.decode(UnsafeRawBufferPointer(rebasing: all[w.end...]), consumed: 0, atStreamStart: &streamStart) {
                 case .frame(let length, _, _):
-                    guard at + length <= all.count else { return (frames, at, nil, aligned, cuts) }
-                    frame(at: at)
-                    at += length
-                    frames += 1
+                    guard w.end + length <= all.count else { return }
+                    w.cuts = w.cuts &* 1_000_003 &+ w.end
+                    while next < starts.count && starts[next] < w.end { next += 1 }
+                    if next < starts.count && starts[next] == w.end { w.aligned += 1 }
+                    w.end += length
+                    w.frames += 1
                 case .preamble(let length):
-                    at += min(length, all.count - at)
+                    w.end += min(length, all.count - w.end)
                 case .needMoreData:
-                    return (frames, at, nil, aligned, cuts)
+                    return
                 case .malformed:
-                    return (frames, at, at, aligned, cuts)
+                    w.malformedAt = w.end
+                    return
                 }
             }
-            return (frames, at, nil, aligned, cuts)
         }
+        return w
     }
 
     /// The variation that frames `sample` cleanly where `d` does not, with the most frame starts on
@@ -62,7 +70,7 @@ public enum SpecVariations {
         guard sample.count >= minimumBytes else { return nil }
         let original = walk(d, sample, starts: segmentStarts)
         guard original.malformedAt != nil || (whole && original.end != sample.count) else { return nil }
-        var found: [(variant: LengthFieldDissector, meaning: String?, walk: (frames: Int, end: Int, malformedAt: Int?, aligned: Int, cuts: Int))] = []
+        var found: [(variant: LengthFieldDissector, meaning: String?, walk: Walk)] = []
         for (variant, meaning) in variations(of: d) {
             let w = walk(variant, sample, starts: segmentStarts)
             guard w.malformedAt == nil, w.frames >= max(minimumMessages, original.frames + 1) else { continue }

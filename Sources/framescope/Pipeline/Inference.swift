@@ -6,12 +6,9 @@ import FramescopeCore
 /// undissected, and said so.
 func inferDissectors(input: InputOptions, limits: LimitOptions) throws -> [UInt16: DissectorSpec] {
     if input.files.contains("-") { throw Failure(message: "--dissector auto reads the capture twice: give a file, not standard input") }
-    var table = FlowTable(sink: InferenceSampler(), options: limits.reassembly)
-    var reader = CaptureReader(paths: input.files, filter: try input.packetFilter(), packetLimit: 400_000)
-    reader.read { info, bytes in table.process(bytes, info: info) }
-    table.finish()
+    let sampled = try sampleStreams(InferenceSampler(), input: input, limits: limits, packetLimit: 400_000)
     var chosen: [UInt16: DissectorSpec] = [:]
-    for choice in FramingInference.choose(table.sink.byServerPort) {
+    for choice in FramingInference.choose(sampled.byServerPort) {
         let port = choice.port
         guard let best = choice.chosen else {
             let best = choice.candidates.first.map { "best \($0.spec) at \(percentText($0.score))" } ?? "too few segments to tell"
@@ -27,6 +24,16 @@ func inferDissectors(input: InputOptions, limits: LimitOptions) throws -> [UInt1
     }
     guard !chosen.isEmpty else { throw Failure(message: "--dissector auto found no framing that fits; give --dissector SPEC") }
     return chosen
+}
+
+/// A second pass over the files that keeps the first bytes of streams (for `auto`, and for the
+/// SPECs next to a failing one).
+func sampleStreams(_ sampler: InferenceSampler, input: InputOptions, limits: LimitOptions, packetLimit: Int?) throws -> InferenceSampler {
+    var table = FlowTable(sink: sampler, options: limits.reassembly)
+    var reader = CaptureReader(paths: input.files, filter: try input.packetFilter(), packetLimit: packetLimit)
+    reader.read { info, bytes in table.process(bytes, info: info) }
+    table.finish()
+    return table.sink
 }
 
 private func percentText(_ share: Double) -> String {

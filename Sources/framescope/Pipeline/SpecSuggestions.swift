@@ -1,4 +1,3 @@
-import FramescopeCapture
 import FramescopeCore
 import FramescopeReport
 
@@ -17,11 +16,7 @@ func suggestSpecs(for report: AnalysisReport, input: InputOptions, limits: Limit
     }
     guard !targets.isEmpty else { return [] }
     let sampler = InferenceSampler(bytesPerDirection: 256 << 10, directions: 16, only: Set(targets.map { $0.analysis.summary.info.id }))
-    var table = FlowTable(sink: sampler, options: limits.reassembly)
-    var reader = CaptureReader(paths: input.files, filter: try input.packetFilter(), packetLimit: input.count)
-    reader.read { info, bytes in table.process(bytes, info: info) }
-    table.finish()
-    let samples = table.sink.samples
+    let samples = try sampleStreams(sampler, input: input, limits: limits, packetLimit: input.count).samples
     return targets.compactMap { target in
         let id = target.analysis.summary.info.id
         guard let sample = samples.first(where: { $0.id == id && $0.direction == target.direction })?.sample,
@@ -30,6 +25,6 @@ func suggestSpecs(for report: AnalysisReport, input: InputOptions, limits: Limit
         let info = target.analysis.summary.info
         let (from, to) = target.direction == .clientToServer ? (info.client, info.server) : (info.server, info.client)
         return AnalysisReport.SpecSuggestion(
-            connection: id.rawValue, from: from.description, to: to.description, found, wholeStream: sample.complete && found.bytes == sample.bytes.count)
+            connection: id.rawValue, from: from.description, to: to.description, found, wholeStream: sample.complete)  // a whole sample is framed to its end
     }
 }
