@@ -104,9 +104,7 @@ public struct LengthFieldDissector: FrameDissector, Sendable, Equatable {
     /// Decodes one frame header (no preamble handling).
     func decodeFrame(_ b: UnsafeRawBufferPointer) -> DecodeStep {
         // Magic first: a mismatch is reported as soon as the bytes show it.
-        let magicBytes = max(0, min(magic.count, b.count - magicOffset))
-        for i in 0..<magicBytes where b[magicOffset + i] != magic[i] { return .malformed(.badMagic) }
-        if magicBytes < magic.count { return .needMoreData(scanned: 0) }
+        if let step = Self.check(magic, at: magicOffset, in: b) { return step }
 
         let fieldEnd: Int
         let value: UInt64
@@ -134,11 +132,17 @@ public struct LengthFieldDissector: FrameDissector, Sendable, Equatable {
         let body = min(total, bodyOffset ?? header)
         if !bodyMagic.isEmpty {
             guard body + bodyMagic.count <= total else { return .malformed(.lengthSmallerThanHeader) }
-            let seen = min(bodyMagic.count, b.count - body)
-            for i in 0..<max(0, seen) where b[body + i] != bodyMagic[i] { return .malformed(.badMagic) }
-            if seen < bodyMagic.count { return .needMoreData(scanned: 0) }
+            if let step = Self.check(bodyMagic, at: body, in: b) { return step }
         }
         return .frame(length: total, type: type, body: body)
+    }
+
+    /// nil when `expected` is at `offset`; bad magic as soon as a byte there differs, else more data.
+    @inline(__always)
+    private static func check(_ expected: InlineBytes, at offset: Int, in b: UnsafeRawBufferPointer) -> DecodeStep? {
+        let seen = max(0, min(expected.count, b.count - offset))
+        for i in 0..<seen where b[offset + i] != expected[i] { return .malformed(.badMagic) }
+        return seen < expected.count ? .needMoreData(scanned: 0) : nil
     }
 
     /// The length of a frame starting at `b`'s first byte (no preamble handling): nil when more
