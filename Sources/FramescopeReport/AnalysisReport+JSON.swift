@@ -32,6 +32,10 @@ extension AnalysisReport {
             w.key("events")
             w.array(events) { w, e in e.write(to: &w) }
             w.field("eventsTotal", eventsTotal)
+            if !inference.isEmpty {
+                w.key("inference")
+                InferenceReport.write(inference, to: &w)
+            }
             w.key("inputs")
             w.array(inputs) { w, input in input.write(to: &w) }
             w.key("limits")

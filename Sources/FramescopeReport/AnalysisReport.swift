@@ -31,6 +31,8 @@ public struct AnalysisReport: Sendable {
     /// SPECs next to the given one that frame a direction it found malformed headers in
     /// cleanly (files only: a second pass samples those directions).
     public var specSuggestions: [SpecSuggestion] = []
+    /// `--dissector auto`: what inference said of each server port.
+    public var inference: [FramingInference.PortInference] = []
     /// Live captures only: the interface and what the kernel dropped.
     public var capture: Capture?
 
@@ -223,6 +225,9 @@ public struct AnalysisReport: Sendable {
             "#\(connection) \(from) → \(to): \(messages) messages in \(wholeStream ? "the whole stream" : "its first \(bytes) bytes")"
         }
     }
+
+    /// One line per server port `--dissector auto` inferred a framing for (or did not).
+    public var inferenceSentences: [String] { inference.map(InferenceTextFormatter.line) }
 
     /// One sentence per suggested SPEC, with the directions it frames cleanly: "with adjust=-8
     /// (the length counts the header), 0 malformed: #3 … (1240 messages in the whole stream);

@@ -18,7 +18,9 @@ public enum AnalysisTextFormatter {
             out += name == d ? " with \(d)" : " with \(name) (\(d))"
         }
         for (port, spec) in r.dissectors.byServerPort.sorted(by: { $0.key < $1.key }) { out += ", port \(port): \(spec)" }
-        out += "; \(r.packets.total) packets\n\n"
+        out += "; \(r.packets.total) packets\n"
+        for line in r.inferenceSentences { out += "framing inferred (--dissector auto): \(line)\n" }
+        out += "\n"
         out += verdict("client → server", r.totals.clientToServer, protobuf: r.protobuf)
         out += verdict("server → client", r.totals.serverToClient, protobuf: r.protobuf)
         out += "\n"

@@ -24,9 +24,28 @@ public struct SyntheticTraffic {
         }
     }
 
+    /// How an application writes: the sizes of its messages and how writes meet segments.
+    public enum Shape: String, CaseIterable, Sendable {
+        /// Bursts of 1–6 messages either way, mostly 20–200 B, some up to 64 KiB.
+        case mixed
+        /// A request (20–300 B), then 1–3 responses (20 B–2 KiB), each its own write.
+        case requestResponse = "request-response"
+        /// The server streams 20–100 messages of 100 B–8 KiB in one write, cut into full segments
+        /// wherever they fall; the client sends a small message now and then.
+        case bulk
+        /// Many small messages (5–80 B) coalesced into segments as Nagle's algorithm does.
+        case nagle
+        /// A small request, then one message of 64 KiB–1 MiB.
+        case huge
+    }
+
     public struct Options: Sendable {
         public var flows = 1000
         public var framing = Framing.varint
+        /// Messages framed by this SPEC instead of `framing` (length-field and delimiter SPECs).
+        public var spec: DissectorSpec?
+        public var shape = Shape.mixed
+        public var serverPort: UInt16 = 9000
         public var seed: UInt64 = 1
         public var outOfOrderFraction = 0.01
         public var retransmissionFraction = 0.01
@@ -54,6 +73,7 @@ public struct SyntheticTraffic {
     private var clock: Int64 = 1_700_000_000_000_000_000
     private let text: [UInt8]
     private let builder = PacketBuilder()
+    private var specWriter: SpecFrameWriter?
     /// Packets made but not yet emitted.
     private var outbox: [[UInt8]] = []
 
@@ -75,6 +95,8 @@ public struct SyntheticTraffic {
     private struct Piece {
         var length: Int
         var isMessage: Bool
+        /// A stream's preamble: neither a message nor junk.
+        var isPreamble = false
     }
 
     /// Every message, when `recordsMessages` is set.
@@ -83,12 +105,23 @@ public struct SyntheticTraffic {
 
     public init(options: Options) {
         self.options = options
-        truth = Truth(spec: options.framing.spec)
+        truth = Truth(spec: options.spec?.text ?? options.framing.spec)
         random = SplitMix64(seed: options.seed)
         var letters: [UInt8] = []
         var r = SplitMix64(seed: options.seed ^ 0x5EED)
-        for _ in 0..<(1 << 17) { letters.append(0x61 + UInt8(r.next() % 26)) }
+        // Huge messages need more text (the default size keeps the classic captures as they were).
+        let letterCount = options.spec != nil || options.shape == .huge ? (1 << 20) + (1 << 17) : 1 << 17
+        for _ in 0..<letterCount { letters.append(0x61 + UInt8(r.next() % 26)) }
         text = letters
+    }
+
+    /// Messages framed by `options.spec`; throws for a SPEC it cannot write (postgres, body=N).
+    public init(spec: DissectorSpec, options: Options) throws(SpecFrameWriter.Unsupported) {
+        var options = options
+        options.spec = spec
+        self.init(options: options)
+        var r = SplitMix64(seed: options.seed ^ 0x5BEC)
+        specWriter = try SpecFrameWriter(spec: spec, random: &r)
     }
 
     /// Emits packets (Ethernet frames with their timestamps) until about `bytes` of capture have
@@ -117,8 +150,7 @@ public struct SyntheticTraffic {
         }
         while emitted < target {
             let index = Int(random.next() % UInt64(flows.count))
-            let direction = random.next() % 5 < 2 ? 0 : 1
-            sendBurst(flow: index, direction: direction)
+            exchange(flow: index)
             if flows[index].budget <= 0 {
                 if options.reconnectFraction > 0 && Double(random.next() % 1_000_000) / 1_000_000 < options.reconnectFraction {
                     reconnect(index)
@@ -144,7 +176,7 @@ public struct SyntheticTraffic {
         nextPort += 1
         let host = UInt32(0x0A01_0000) + UInt32(nextPort / 50_000)
         let client = Endpoint(address: IPAddress(ipv4: host), port: UInt16(10_000 + nextPort % 50_000))
-        let server = Endpoint(address: IPAddress(ipv4: 0x0A00_0001), port: 9000)
+        let server = Endpoint(address: IPAddress(ipv4: 0x0A00_0001), port: options.serverPort)
         truth.connections += 1
         let budget = options.bytesPerConnection / 2 + Int(random.next() % UInt64(options.bytesPerConnection))
         return Flow(client: client, server: server, sequence: [UInt32(truncatingIfNeeded: random.next()), UInt32(truncatingIfNeeded: random.next())], budget: budget)
@@ -167,8 +199,33 @@ public struct SyntheticTraffic {
 
     // MARK: Messages and segments
 
+    /// Message sizes of a shape.
+    private enum Sizes {
+        case mixed, request, response, bulk, small, huge
+    }
+
+    /// One exchange on a connection, as the shape writes it.
+    private mutating func exchange(flow index: Int) {
+        switch options.shape {
+        case .mixed:
+            let direction = random.next() % 5 < 2 ? 0 : 1
+            sendBurst(flow: index, direction: direction, messages: nil, sizes: .mixed)
+        case .requestResponse:
+            sendBurst(flow: index, direction: 0, messages: 1, sizes: .request)
+            for _ in 0...(random.next() % 3) { sendBurst(flow: index, direction: 1, messages: 1, sizes: .response) }
+        case .bulk:
+            if random.next() % 4 == 0 { sendBurst(flow: index, direction: 0, messages: 1, sizes: .request) }
+            sendBurst(flow: index, direction: 1, messages: 20 + Int(random.next() % 81), sizes: .bulk)
+        case .nagle:
+            sendBurst(flow: index, direction: Int(random.next() % 2), messages: 2 + Int(random.next() % 40), sizes: .small)
+        case .huge:
+            sendBurst(flow: index, direction: 0, messages: 1, sizes: .request)
+            sendBurst(flow: index, direction: 1, messages: 1, sizes: .huge)
+        }
+    }
+
     /// A few messages written back to back (after junk, sometimes), cut into MSS-sized segments.
-    private mutating func sendBurst(flow index: Int, direction: Int) {
+    private mutating func sendBurst(flow index: Int, direction: Int, messages: Int?, sizes: Sizes) {
         var burst: [UInt8] = []
         var pieces: [Piece] = []
         if options.junkFraction > 0 && Double(random.next() % 1_000_000) / 1_000_000 < options.junkFraction {
@@ -176,7 +233,14 @@ public struct SyntheticTraffic {
             appendJunk(to: &burst)
             pieces.append(Piece(length: burst.count - before, isMessage: false))
         }
-        appendMessages(1 + Int(random.next() % 6), to: &burst, pieces: &pieces)
+        // Preambles go first in the client's stream (the HTTP/2 client preface).
+        if direction == 0, flows[index].captured[0] == 0, !flows[index].pickUpInsideNextWrite[0], case .lengthField(let d)? = options.spec?.kind,
+            !d.preamble.isEmpty
+        {
+            burst += d.preamble.array
+            pieces.append(Piece(length: d.preamble.count, isMessage: false, isPreamble: true))
+        }
+        appendMessages(messages ?? 1 + Int(random.next() % 6), sizes: sizes, to: &burst, pieces: &pieces)
         truth.payloadBytes += burst.count
         flows[index].budget -= burst.count
         var from = 0
@@ -192,7 +256,7 @@ public struct SyntheticTraffic {
     private mutating func reconnect(_ index: Int) {
         var burst: [UInt8] = []
         var pieces: [Piece] = []
-        appendMessages(2 + Int(random.next() % 5), to: &burst, pieces: &pieces)
+        appendMessages(2 + Int(random.next() % 5), sizes: .mixed, to: &burst, pieces: &pieces)
         truth.payloadBytes += burst.count
         // A cut strictly inside a message.
         var cut = 0
@@ -204,10 +268,10 @@ public struct SyntheticTraffic {
         transmit(burst, pieces: pieces, captured: cut..<burst.count, flow: index, direction: 0)
     }
 
-    private mutating func appendMessages(_ count: Int, to burst: inout [UInt8], pieces: inout [Piece]) {
+    private mutating func appendMessages(_ count: Int, sizes: Sizes, to burst: inout [UInt8], pieces: inout [Piece]) {
         for _ in 0..<count {
             let before = burst.count
-            appendMessage(to: &burst)
+            appendMessage(size: bodySize(sizes), to: &burst)
             pieces.append(Piece(length: burst.count - before, isMessage: true))
         }
     }
@@ -273,7 +337,7 @@ public struct SyntheticTraffic {
             let start = at, isMessage = piece.isMessage
             at += piece.length
             let from = max(start, captured.lowerBound), to = min(at, captured.upperBound)
-            guard from < to else { continue }
+            guard from < to, !piece.isPreamble else { continue }
             if flows[index].beforeFirstBoundary[direction] && !(isMessage && start >= captured.lowerBound) {
                 t.leadingBytes += to - from  // before the first boundary: the tail of an earlier write
                 if isMessage { touches[segment(to - 1), default: 0] += 1 }
@@ -320,8 +384,13 @@ public struct SyntheticTraffic {
     }
 
     private mutating func appendJunk(to out: inout [UInt8]) {
+        if case .lengthField(let d)? = options.spec?.kind, !d.magic.isEmpty {
+            out.append(d.magic[0] &+ 1 &+ UInt8(random.next() % 255))  // never the magic's first byte
+            for _ in 0..<(random.next() % 32) { out.append(UInt8(truncatingIfNeeded: random.next())) }
+            return
+        }
         switch options.framing {
-        case .varint:
+        case _ where options.spec != nil, .varint:
             out += [0xFF, 0xFF, 0xFF, 0xFF, 0x0F]  // 4294967295: far past any maximum
             for _ in 0..<(random.next() % 17) { out.append(UInt8(truncatingIfNeeded: random.next())) }
         case .length, .lines:
@@ -330,16 +399,28 @@ public struct SyntheticTraffic {
         }
     }
 
-    /// Sizes: mostly 20–200 B, some up to 2 KiB, a few up to 64 KiB.
-    private mutating func bodySize() -> Int {
-        let roll = random.next() % 100
-        if roll < 85 { return 20 + Int(random.next() % 181) }
-        if roll < 98 { return 200 + Int(random.next() % 1801) }
-        return 2000 + Int(random.next() % 63_537)
+    /// Body sizes. Mixed: mostly 20–200 B, some up to 2 KiB, a few up to 64 KiB.
+    private mutating func bodySize(_ sizes: Sizes) -> Int {
+        func between(_ low: Int, _ high: Int) -> Int { low + Int(random.next() % UInt64(high - low + 1)) }
+        switch sizes {
+        case .mixed:
+            let roll = random.next() % 100
+            if roll < 85 { return between(20, 200) }
+            if roll < 98 { return between(200, 2000) }
+            return between(2000, 65_536)
+        case .request: return between(20, 300)
+        case .response: return random.next() % 4 == 0 ? between(300, 2048) : between(20, 300)
+        case .bulk: return random.next() % 3 == 0 ? between(1000, 8192) : between(100, 1000)
+        case .small: return between(5, 80)
+        case .huge: return between(64 << 10, 1 << 20)
+        }
     }
 
-    private mutating func appendMessage(to out: inout [UInt8]) {
-        let size = bodySize()
+    private mutating func appendMessage(size: Int, to out: inout [UInt8]) {
+        if specWriter != nil {
+            specWriter!.append(bodySize: size, to: &out, text: text, random: &random)
+            return
+        }
         let start = Int(random.next() % UInt64(text.count - size))
         switch options.framing {
         case .varint:

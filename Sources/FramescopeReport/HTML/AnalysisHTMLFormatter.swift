@@ -7,6 +7,9 @@ public enum AnalysisHTMLFormatter {
     public static func render(_ r: AnalysisReport) -> String {
         let title = "framescope: " + (r.capture.map { "live capture on \($0.interface)" } ?? r.inputs.map { baseName($0.path) }.joined(separator: ", "))
         var body = header(r)
+        if !r.inference.isEmpty {
+            body += "<h2>Framing inferred (--dissector auto)</h2>\n<ul>" + r.inferenceSentences.map { "<li>\(escapeHTML($0))</li>" }.joined() + "</ul>\n"
+        }
         body += summary(r)
         body += charts(r)
         body += protobuf(r)

@@ -28,8 +28,11 @@ extension Framescope {
 
         func run() throws {
             var choice = try analysis.dissectors.choiceOrExit()
+            var inferred: [FramingInference.PortInference] = []
             if analysis.dissectors.wantsAuto {
-                for (port, spec) in try inferDissectors(input: input, limits: analysis.limits) where choice.byServerPort[port] == nil {
+                let auto = try inferDissectors(input: input, limits: analysis.limits, minimumEvidence: analysis.minEvidence)
+                inferred = auto.ports
+                for (port, spec) in auto.specs where choice.byServerPort[port] == nil {
                     choice.byServerPort[port] = spec
                 }
             }
@@ -38,6 +41,7 @@ extension Framescope {
             let errors = pipeline.run()
             var report = try chain.report(of: pipeline.sink, decode: pipeline.decodeStatistics, context: pipeline.context, inputs: pipeline.inputs)
             report.specSuggestions = try suggestSpecs(for: report, input: input, limits: analysis.limits)
+            report.inference = inferred
             try out.write(report)
             try finish(with: errors)
             try gates.check(report)

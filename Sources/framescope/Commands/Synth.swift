@@ -26,6 +26,18 @@ extension Framescope {
         @Option(help: "How messages are framed: varint, length (12-byte header) or lines.")
         var framing: SyntheticTraffic.Framing = .varint
 
+        @Option(
+            help: ArgumentHelp(
+                "Frame messages by this SPEC instead (a length or delimiter SPEC, preset:NAME or @FILE, whose type values are used).",
+                valueName: "spec"))
+        var spec: String?
+
+        @Option(help: "How the application writes: mixed, request-response, bulk, nagle or huge.")
+        var shape: SyntheticTraffic.Shape = .mixed
+
+        @Option(help: "The server's TCP port.")
+        var port: UInt16 = 9000
+
         @Option(help: "Seed of the generator.")
         var seed: UInt64 = 1
 
@@ -71,12 +83,15 @@ extension Framescope {
             }
             if connectionSize.bytes < 1024 { throw ValidationError("--connection-size must be at least 1K") }
             if let snaplen, snaplen < 54 { throw ValidationError("--snaplen must be at least 54 (the Ethernet, IPv4 and TCP headers)") }
+            if let spec, junk > 0 || reconnect > 0 {
+                // Junk and a resent tail are only told apart from messages by a magic or a varint's bogus length.
+                guard case .lengthField(let d)? = (try? DissectorOptions.parse(spec))?.kind, !d.magic.isEmpty || (reconnect == 0 && d.encoding == .varint) else {
+                    throw ValidationError("--junk and --reconnect with --spec need a SPEC with a magic (--junk: or a varint length)")
+                }
+            }
         }
 
         func run() throws {
-            guard let file = fopen(output, "wb") else {
-                throw Failure(message: "\(output): cannot write: \(String(cString: strerror(errno)))")
-            }
             var options = SyntheticTraffic.Options()
             options.flows = flows
             options.framing = framing
@@ -87,8 +102,21 @@ extension Framescope {
             options.lateStart = lateStart
             options.junkFraction = junk
             options.reconnectFraction = reconnect
+            options.shape = shape
+            options.serverPort = port
             var traffic = SyntheticTraffic(options: options)
+            if let spec {
+                do {
+                    traffic = try SyntheticTraffic(spec: try DissectorOptions.parse(spec), options: options)
+                } catch {
+                    writeError("framescope: \(error)\n")
+                    throw ExitCode(64)
+                }
+            }
             traffic.recordsMessages = truthMessages
+            guard let file = fopen(output, "wb") else {
+                throw Failure(message: "\(output): cannot write: \(String(cString: strerror(errno)))")
+            }
             var writer = CaptureFileWriter(linkType: .ethernet, nanosecond: true, snapLength: UInt32(snaplen ?? 262_144))
             func drain() {
                 _ = writer.bytes.withUnsafeBytes { fwrite($0.baseAddress, 1, $0.count, file) }
@@ -122,6 +150,7 @@ extension Framescope {
 }
 
 extension SyntheticTraffic.Framing: ExpressibleByArgument {}
+extension SyntheticTraffic.Shape: ExpressibleByArgument {}
 
 extension SyntheticTraffic.Truth {
     /// `FILE.truth.json`: the totals `analyze` must report on the capture.

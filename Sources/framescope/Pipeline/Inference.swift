@@ -1,29 +1,28 @@
 import FramescopeCapture
 import FramescopeCore
+import FramescopeReport
 
-/// `--dissector auto`: a sampling pass over the first packets, then per server port the SPEC
-/// inference chose, said on standard error. Ports whose streams fit no framing are left
-/// undissected, and said so.
-func inferDissectors(input: InputOptions, limits: LimitOptions) throws -> [UInt16: DissectorSpec] {
-    if input.files.contains("-") { throw Failure(message: "--dissector auto reads the capture twice: give a file, not standard input") }
-    let sampled = try sampleStreams(InferenceSampler(), input: input, limits: limits, packetLimit: 400_000)
+/// A sampling pass over the first packets, then per server port what inference says of the
+/// framing (`--dissector auto`, `framescope infer`).
+func inferFraming(input: InputOptions, limits: LimitOptions, minimumEvidence: Double) throws -> [FramingInference.PortInference] {
+    if input.files.contains("-") { throw Failure(message: "inference reads the capture twice: give a file, not standard input") }
+    let sampled = try sampleStreams(InferenceSampler(), input: input, limits: limits, packetLimit: input.count ?? 400_000)
+    return FramingInference.choose(sampled.byServerPort, minimumEvidence: minimumEvidence)
+}
+
+/// `--dissector auto`: the SPEC inference chose per server port, each said on standard error
+/// with its confidence; ports where nothing fits are said so and left undissected.
+func inferDissectors(input: InputOptions, limits: LimitOptions, minimumEvidence: Double) throws -> (specs: [UInt16: DissectorSpec], ports: [FramingInference.PortInference]) {
+    let ports = try inferFraming(input: input, limits: limits, minimumEvidence: minimumEvidence)
     var chosen: [UInt16: DissectorSpec] = [:]
-    for choice in FramingInference.choose(sampled.byServerPort) {
-        let port = choice.port
-        guard let best = choice.chosen else {
-            let best = choice.candidates.first.map { "best \($0.spec) at \(percentText($0.score))" } ?? "too few segments to tell"
-            writeError("framescope: --dissector auto: port \(port): no framing fits (\(best)); give --dissector \(port)=SPEC\n")
-            continue
-        }
-        var line = "framescope: --dissector auto: port \(port): '\(best.spec)' (score \(percentText(best.score)) over \(choice.streams) streams)"
-        if choice.candidates.count > 1 { line += "; runner-up '\(choice.candidates[1].spec)' (\(percentText(choice.candidates[1].score)))" }
-        writeError(line + "\n")
+    for port in ports {
+        writeError("framescope: --dissector auto: " + InferenceTextFormatter.line(port) + "\n")
+        guard let best = port.chosen else { continue }
         var spec = try DissectorSpec(parsing: best.spec)
         spec.name = "auto: \(best.spec)"
-        chosen[port] = spec
+        chosen[port.port] = spec
     }
-    guard !chosen.isEmpty else { throw Failure(message: "--dissector auto found no framing that fits; give --dissector SPEC") }
-    return chosen
+    return (chosen, ports)
 }
 
 /// A second pass over the files that keeps the first bytes of streams (for `auto`, and for the
@@ -34,8 +33,4 @@ func sampleStreams(_ sampler: InferenceSampler, input: InputOptions, limits: Lim
     reader.read { info, bytes in table.process(bytes, info: info) }
     table.finish()
     return table.sink
-}
-
-private func percentText(_ share: Double) -> String {
-    "\(Double(Int((share * 1000).rounded())) / 10)%"
 }

@@ -19,7 +19,7 @@ func suggestSpecs(for report: AnalysisReport, input: InputOptions, limits: Limit
     let samples = try sampleStreams(sampler, input: input, limits: limits, packetLimit: input.count).samples
     return targets.compactMap { target in
         let id = target.analysis.summary.info.id
-        guard let sample = samples.first(where: { $0.id == id && $0.direction == target.direction })?.sample,
+        guard let sample = samples.first(where: { $0.connection == id.rawValue && $0.direction == target.direction }),
             let found = SpecVariations.suggest(target.dissector, sample: sample.bytes, segmentStarts: sample.segmentStarts, whole: sample.complete)
         else { return nil }
         let info = target.analysis.summary.info

@@ -22,6 +22,8 @@ public enum SpecVariations {
     static let minimumMessages = 8
     /// Segment starts inside the framed bytes (after the first): fewer cannot tell framings apart.
     static let minimumSegmentStarts = 8
+    /// Share of segment starts on frame starts, less the share chance gives, a variation needs.
+    static let minimumAlignment = 0.2
 
     /// How far a SPEC frames a stream from its first byte.
     public struct Walk: Sendable {
@@ -39,27 +41,16 @@ public enum SpecVariations {
     /// Walks `bytes` with `d` until a header does not parse or a frame runs past the end.
     public static func walk(_ d: LengthFieldDissector, _ bytes: [UInt8], starts: [Int] = []) -> Walk {
         var w = Walk(), next = 0
-        bytes.withUnsafeBytes { all in
-            var streamStart = true
-            while w.end < all.count {
-                switch d.decode(UnsafeRawBufferPointer(rebasing: all[w.end...]), consumed: 0, atStreamStart: &streamStart) {
-                case .frame(let length, _, _):
-                    guard w.end + length <= all.count else { return }
-                    w.cuts = w.cuts &* 1_000_003 &+ w.end
-                    while next < starts.count && starts[next] < w.end { next += 1 }
-                    if next < starts.count && starts[next] == w.end { w.aligned += 1 }
-                    w.end += length
-                    w.frames += 1
-                case .preamble(let length):
-                    w.end += min(length, all.count - w.end)
-                case .needMoreData:
-                    return
-                case .malformed:
-                    w.malformedAt = w.end
-                    return
-                }
+        let walked = bytes.withUnsafeBytes { all in
+            FrameWalk.run(.lengthField(d), over: all, from: 0, atStreamStart: true) { start, _, _ in
+                w.cuts = w.cuts &* 1_000_003 &+ start
+                while next < starts.count && starts[next] < start { next += 1 }
+                if next < starts.count && starts[next] == start { w.aligned += 1 }
+                w.frames += 1
             }
         }
+        w.end = walked.end
+        if case .malformed = walked.ending { w.malformedAt = walked.end }
         return w
     }
 
@@ -78,7 +69,7 @@ public enum SpecVariations {
             // frame starts on segment starts far more often than chance (as inference scores it).
             let starts = segmentStarts.filter { $0 > 0 && $0 < w.end }.count
             guard starts >= minimumSegmentStarts,
-                Double(w.aligned - 1) / Double(starts) - Double(w.frames) / Double(max(1, w.end)) >= FramingInference.minimumScore
+                Double(w.aligned - 1) / Double(starts) - Double(w.frames) / Double(max(1, w.end)) >= minimumAlignment
             else { continue }
             // A sample cut short may end inside a frame, but not one longer than what is left.
             guard whole ? w.end == sample.count : sample.count - w.end < 65536 else { continue }
