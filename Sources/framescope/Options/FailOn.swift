@@ -8,7 +8,7 @@ import FramescopeReport
 /// METRIC OP NUMBER[%]                                            e.g. naive-loss>1%, partial>=10%, malformed>0
 /// ```
 /// METRIC: messages, partial, merged, naive-loss, malformed, incomplete, gaps (damaged messages),
-/// undissected (bytes), invalid-protobuf (bodies). With `%`, partial and naive-loss are shares of
+/// undissected (bytes, with those of connections no dissector applied to), invalid-protobuf (bodies). With `%`, partial and naive-loss are shares of
 /// messages, merged of segments, invalid-protobuf of the bodies checked.
 struct FailCondition: ExpressibleByArgument, CustomStringConvertible {
     enum Metric: String, CaseIterable {
@@ -63,7 +63,10 @@ struct FailCondition: ExpressibleByArgument, CustomStringConvertible {
         case .malformed: measured = Double(all.malformed)
         case .incomplete: measured = Double(all.incompleteAtEnd)
         case .gaps: measured = Double(all.damagedByGaps)
-        case .undissected: measured = Double(all.undissectedBytes)
+        case .undissected:
+            // With the bytes of connections no dissector applied to (a port auto could not frame).
+            let unframed = report.analyses.filter { $0.spec == nil }.reduce(Int64(0)) { $0 + $1.summary.directions.clientToServer.bytes + $1.summary.directions.serverToClient.bytes }
+            measured = Double(all.undissectedBytes + unframed)
         case .drops: measured = Double((report.capture?.kernelDrops ?? 0) + (report.capture?.interfaceDrops ?? 0))
         case .invalidProtobuf:
             let p = all.protobuf

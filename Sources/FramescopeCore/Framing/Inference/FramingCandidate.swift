@@ -41,10 +41,12 @@ struct FramingCandidate {
         }
     }
 
-    /// What it checks besides the length: magic and body-magic bytes, a type field.
+    /// What it checks besides the length: magic and body-magic bytes, a type field, a preamble,
+    /// limits other than the default.
     var constraints: Int {
         guard let d = lengthField else { return 0 }
-        return d.magic.count + d.bodyMagic.count + (d.typeField == nil ? 0 : 1) + d.preamble.count
+        let limits = (d.maxFrameLength != 16 << 20 ? 1 : 0) + (d.minFrameLength != 0 ? 1 : 0) + (d.headerOnlyBelow != 0 ? 1 : 0)
+        return d.magic.count + d.bodyMagic.count + (d.typeField == nil ? 0 : 1) + d.preamble.count + limits
     }
 
     /// The length-field dissector, when it is one.
@@ -119,7 +121,11 @@ extension FramingCandidate {
     static func complexity(_ d: LengthFieldDissector) -> Double {
         var bits = Double(d.lengthFieldOffset) / 8
         switch d.encoding {
-        case .binary: bits += [4: 0, 2: 0.5, 8: 1, 3: 1.5, 1: 2][d.lengthFieldLength] ?? 3
+        case .binary:
+            bits += [4: 0, 2: 0.5, 8: 1, 3: 1.5, 1: 2][d.lengthFieldLength] ?? 3
+            // Fields sit at offsets their width divides (Modbus's 2-byte length at 4, after a zero
+            // protocol id, is not a 4-byte length at 2).
+            if d.lengthFieldOffset % min(d.lengthFieldLength, 4) != 0 { bits += 1 }
         case .varint: bits += d.lengthFieldOffset == 0 ? 0 : 1
         case .ber: bits += 2
         case .ascii: bits += 1 + Double(8 - d.lengthFieldLength) / 4

@@ -20,7 +20,12 @@ import Glibc
 /// - `ends`: a stream seen whole (FIN) ends where a frame ends: about log2(mean frame length)
 ///   bits each; one that ends inside a frame costs.
 /// - `bodies`: varint lengths: protobuf-valid bodies, as recovery counts them.
-/// - each malformed header costs `malformedCost`.
+/// - `textLines`: a line-end framing's frames that are lines of printable text, a quarter bit
+///   each (a text protocol is its lines: CRLF that always comes as a pair and ends printable
+///   runs says so even where lines share nothing and writes end anywhere).
+/// - each malformed header costs `malformedCost`, each frame of nothing but its header
+///   `headerOnlyCost` (a length field that reads a zero in a real header cuts every message in
+///   two: a header-only frame and the rest).
 struct FramingEvidence {
     var structure = 0.0
     var alignment = 0.0
@@ -28,6 +33,10 @@ struct FramingEvidence {
     var bodies = 0.0
     /// Malformed headers met (a walk goes on from the next boundary recovery finds).
     var malformedHeaders = 0
+    /// Frames of nothing but a header.
+    var headerOnlyFrames = 0
+    /// Frames of a line-end framing that are a line of printable text.
+    var textLines = 0
     var frames = 0
     var framedBytes = 0
     var sampledBytes = 0
@@ -39,11 +48,16 @@ struct FramingEvidence {
     var cuts: UInt64 = 0xCBF2_9CE4_8422_2325
 
     static let malformedCost = 8.0
+    static let headerOnlyCost = 6.0
+    static let textLineBits = 0.25
     static let openEndCost = 6.0
     /// Most bits a stream's end on a frame boundary is worth.
     static let maxEnd = 16.0
 
-    var bits: Double { (structure + bodies) / contentWeight + alignment + ends - Self.malformedCost * Double(malformedHeaders) }
+    var bits: Double {
+        (structure + bodies) / contentWeight + alignment + ends - Self.malformedCost * Double(malformedHeaders)
+            - Self.headerOnlyCost * Double(headerOnlyFrames) + Self.textLineBits * Double(textLines)
+    }
     /// What header and body bits are divided by (see `contentWeight`).
     var contentWeight = Self.contentWeight
     /// Header and body evidence count an eighth: neighbouring places and repeated content are
@@ -91,9 +105,10 @@ struct HeaderStructure {
     private(set) var field = 0
     private var counts = [UInt32](repeating: 0, count: places * 256)
     private var used = [Bool](repeating: false, count: places)
-    /// Frames already counted, by their bytes at the places and length: a frame seen again (a
-    /// greeting every connection starts with, a heartbeat, a record repeated) says nothing new.
+    /// Frames already counted, by their first bytes and length: a frame seen again (a greeting
+    /// every connection starts with, a heartbeat, a record repeated) says nothing new.
     private var seen = Set<UInt64>()
+    static let sameFrameBytes = 256
     /// The frames' own bytes past the places (up to `bodyBytes` a frame): what the places are
     /// compared with. Against the stream's bytes at large, a framing whose frames all start
     /// inside text rows would earn from the text alone (text is less random than text and
@@ -116,15 +131,9 @@ struct HeaderStructure {
     @inline(__always)
     mutating func add(_ b: UnsafeRawBufferPointer, start: Int, end: Int, fieldEnd: Int) {
         var hash: UInt64 = 0xCBF2_9CE4_8422_2325 ^ UInt64(end - start)
-        var at = start
-        for place in 0..<Self.places {
-            if place == before + field { at = fieldEnd }
-            guard at < end else { break }
-            hash = (hash ^ UInt64(b[at])) &* 0x100_0000_01B3
-            at += 1
-        }
+        for i in start..<min(end, start + Self.sameFrameBytes) { hash = (hash ^ UInt64(b[i])) &* 0x100_0000_01B3 }
         guard seen.insert(hash).inserted else { return }
-        at = start
+        var at = start
         for place in 0..<Self.places {
             if place == before + field { at = fieldEnd }
             guard at < end else { return }
@@ -190,7 +199,8 @@ struct HeaderStructure {
 
     /// The values seen at a place, and how often.
     func values(at place: Int) -> [(value: UInt8, count: Int)] {
-        (0..<256).compactMap { x in counts[place * 256 + x] > 0 ? (UInt8(x), Int(counts[place * 256 + x])) : nil }
+        guard place < Self.places else { return [] }
+        return (0..<256).compactMap { x in counts[place * 256 + x] > 0 ? (UInt8(x), Int(counts[place * 256 + x])) : nil }
     }
 }
 

@@ -173,7 +173,7 @@ extension FramingInference {
             let screen = Self.pick(samples, count: 8, preferStart: true)
             let sketch = Self.pick(samples, count: 12, preferStart: true)
             var sketched: [(candidate: FramingCandidate, evidence: FramingEvidence)] = []
-            for candidate in candidates where passesScreen(candidate, screen) {
+            for candidate in candidates where candidate.alwaysJudged || passesScreen(candidate, screen) {
                 sketched.append((candidate, evaluate(candidate, on: sketch, maxFrames: 64, starts: nil)))
             }
             // Keep the 24 best framings of the sketch, each with its 6 plainest members, and the
@@ -286,6 +286,7 @@ extension FramingInference {
             let fixedFieldEnd = fixedWidth ? d.map { $0.lengthFieldOffset + $0.lengthFieldLength } : nil
             let scoresBodies = d?.encoding == .varint
             let delimiterLength = candidate.dissector.delimiter?.count ?? 0
+            let countsLines = candidate.dissector.delimiter.map { $0.count <= 2 && $0[$0.count - 1] == 0x0A } ?? false
             let structureFrames = maxFrames == .max ? 256 : maxFrames
             var recovery = maxFrames == .max ? Recovery(candidate) : nil
             for i in indices {
@@ -310,7 +311,13 @@ extension FramingInference {
                             while nextStart < segmentStarts.count && segmentStarts[nextStart] < start { nextStart += 1 }
                             if nextStart < segmentStarts.count && segmentStarts[nextStart] == start && start > from { hits += 1 }
                             e.cuts = (e.cuts ^ UInt64(start &+ i &* 1_000_003)) &* 0x100_0000_01B3
-                            if seen < structureFrames {
+                            // A frame of nothing but its header shows nothing of a message, and costs: a
+                            // field that reads a zero in a real header cuts every message into a
+                            // header-only frame and the rest (keep-alives are few).
+                            let headerOnly = d != nil && length == body
+                            if headerOnly { e.headerOnlyFrames += 1 }
+                            if countsLines && Self.isTextLine(b, start: start, end: start + length - delimiterLength) { e.textLines += 1 }
+                            if seen < structureFrames && !headerOnly {
                                 // A delimiter framing's delimiter is what it cuts at: only the bytes before it count.
                                 structure.add(b, start: start, end: start + length - delimiterLength, fieldEnd: start + (fixedFieldEnd ?? body))
                                 let bodyLength = length - body
@@ -381,6 +388,13 @@ extension FramingInference {
                     return scorer
                 }
             }
+        }
+
+        /// A line of printable text no longer than a mail line may be (RFC 5322: 998).
+        static func isTextLine(_ b: UnsafeRawBufferPointer, start: Int, end: Int) -> Bool {
+            guard end > start, end - start <= 998 else { return false }
+            for i in start..<end where !(0x20...0x7E).contains(b[i]) && b[i] != 0x09 { return false }
+            return true
         }
 
         /// Body lengths grouped as `BoundaryEvidence.protobufBody` measures them.
