@@ -3,6 +3,9 @@ import Testing
 
 /// `framescope export --format lua`: the dissector, run by tshark on the recorded samples,
 /// frames as many messages per direction as framescope does (where the SPEC frames cleanly).
+/// `--format kaitai`: the .ksy, run on each extracted stream by scripts/ksy-run.py (the Kaitai
+/// runtime with the .ksy's semantics run by hand: no Kaitai compiler is packaged for Debian or
+/// PyPI), frames as many.
 @Suite struct ExportCLITests {
     struct Case: CustomStringConvertible, Sendable {
         var capture: String
@@ -81,6 +84,43 @@ import Testing
             // Where framescope frames cleanly (nothing malformed or damaged), so must tshark.
             #expect(f["malformed"] as? Int == 0 && f["damagedByGaps"] as? Int == 0, "\(c) \(direction) is clean")
             #expect(counts[direction] == f["messages"] as? Int, "\(c) \(direction): tshark \(counts[direction] ?? -1), framescope \(f["messages"]!)")
+        }
+    }
+
+    @Test(arguments: cases) func kaitaiDescriptionFramesAsFramescope(c: Case) throws {
+        let path = c.capture.hasPrefix("/") ? c.capture : CLITests.root.appendingPathComponent(c.capture).path
+        guard FileManager.default.fileExists(atPath: path) else { return print("SKIP \(c): no ../shared/corpus") }
+        let analyzed = try CLITests().run(["analyze", path, "--dissector", c.spec, "--mid-stream", "start", "--format", "json", "--quiet"])
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(analyzed.stdout.utf8)) as? [String: Any])
+        let totals = report["totals"] as! [String: Any]
+        let ksy = scratchDirectory + "framescope-export-\(UUID().uuidString).ksy"
+        let exported = try CLITests().run(["export", c.spec, "--format", "kaitai", "-o", ksy])
+        #expect(exported.status == 0, "\(exported.stderr)")
+        let streams = scratchDirectory + "framescope-streams-\(UUID().uuidString)"
+        _ = try CLITests().run(["extract", path, "--out", streams, "--quiet"])
+        let index = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: streams + "/index.json"))) as? [String: Any])
+        var counts = ["clientToServer": 0, "serverToClient": 0]
+        for stream in index["streams"] as! [[String: Any]] {
+            guard let file = stream["file"] as? String, (stream["bytes"] as? Int ?? 0) > 0 else { continue }
+            let run = try CLITests().run([CLITests.root.appendingPathComponent("scripts/ksy-run.py").path, ksy, streams + "/" + file], executable: "/usr/bin/env")
+            let parsed = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any], "\(c): \(run.stderr)")
+            let direction = stream["direction"] as? String == "client-to-server" ? "clientToServer" : "serverToClient"
+            counts[direction, default: 0] += parsed["frames"] as! Int
+        }
+        for direction in ["clientToServer", "serverToClient"] {
+            let f = totals[direction] as! [String: Any]
+            #expect(counts[direction] == f["messages"] as? Int, "\(c) \(direction): .ksy \(counts[direction] ?? -1), framescope \(f["messages"]!)")
+        }
+    }
+
+    @Test func kaitaiSaysWhatItCannotDescribe() throws {
+        let typed = try CLITests().run(["export", "length:offset=2,width=3,endian=little,magic=a5@1,type=0:1", "--format", "kaitai"])
+        #expect(typed.status == 0 && typed.stdout.contains("contents: [0xa5]") && typed.stdout.contains("value: '(len_raw[2] << 16) | (len_raw[1] << 8) | len_raw[0]'"))
+        let lines = try CLITests().run(["export", "lines", "--format", "kaitai"])
+        #expect(lines.status == 0 && lines.stdout.contains("terminator: 0x0a"))
+        for spec in ["delimiter", "preset:postgres", "preset:http2"] {
+            let refused = try CLITests().run(["export", spec, "--format", "kaitai"])
+            #expect(refused.status == 64, "\(spec): \(refused.stderr)")
         }
     }
 
