@@ -59,12 +59,20 @@ import Testing
         return counts
     }
 
-    @Test(arguments: cases) func luaDissectorFramesAsFramescope(c: Case) throws {
+    /// The capture's path and framescope's report on it (nil: a corpus capture that is not there).
+    /// Exports frame from a direction's first captured byte, as `--mid-stream start` does.
+    func analyzed(_ c: Case) throws -> (path: String, report: [String: Any])? {
         let path = c.capture.hasPrefix("/") ? c.capture : CLITests.root.appendingPathComponent(c.capture).path
-        guard FileManager.default.fileExists(atPath: path) else { return print("SKIP \(c): no ../shared/corpus") }
-        // The dissector frames from a direction's first captured byte, as `--mid-stream start` does.
-        let analyzed = try CLITests().run(["analyze", path, "--dissector", c.spec, "--mid-stream", "start", "--format", "json", "--quiet"])
-        let report = try #require(try JSONSerialization.jsonObject(with: Data(analyzed.stdout.utf8)) as? [String: Any])
+        guard FileManager.default.fileExists(atPath: path) else {
+            print("SKIP \(c): no ../shared/corpus")
+            return nil
+        }
+        let run = try CLITests().run(["analyze", path, "--dissector", c.spec, "--mid-stream", "start", "--format", "json", "--quiet"])
+        return (path, try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any]))
+    }
+
+    @Test(arguments: cases) func luaDissectorFramesAsFramescope(c: Case) throws {
+        guard let (path, report) = try analyzed(c) else { return }
         let totals = report["totals"] as! [String: Any]
         // Which way each segment goes, by framescope's client and server of its connection.
         var roles: [String: String] = [:]
@@ -88,10 +96,7 @@ import Testing
     }
 
     @Test(arguments: cases) func kaitaiDescriptionFramesAsFramescope(c: Case) throws {
-        let path = c.capture.hasPrefix("/") ? c.capture : CLITests.root.appendingPathComponent(c.capture).path
-        guard FileManager.default.fileExists(atPath: path) else { return print("SKIP \(c): no ../shared/corpus") }
-        let analyzed = try CLITests().run(["analyze", path, "--dissector", c.spec, "--mid-stream", "start", "--format", "json", "--quiet"])
-        let report = try #require(try JSONSerialization.jsonObject(with: Data(analyzed.stdout.utf8)) as? [String: Any])
+        guard let (path, report) = try analyzed(c) else { return }
         let totals = report["totals"] as! [String: Any]
         let ksy = scratchDirectory + "framescope-export-\(UUID().uuidString).ksy"
         let exported = try CLITests().run(["export", c.spec, "--format", "kaitai", "-o", ksy])

@@ -168,10 +168,10 @@ extension FramingInference {
         }
 
         /// Different framings, best first, each named by its plainest SPEC (with the magic,
-        /// type and preamble its frames show).
+        /// type and body magic its frames show).
         mutating func rank(_ candidates: [FramingCandidate]) -> [Candidate] {
-            let screen = Self.pick(samples, count: 8, preferStart: true)
-            let sketch = Self.pick(samples, count: 12, preferStart: true)
+            let screen = Self.pick(samples, count: 8)
+            let sketch = Self.pick(samples, count: 12)
             var sketched: [(candidate: FramingCandidate, evidence: FramingEvidence)] = []
             for candidate in candidates where candidate.alwaysJudged || passesScreen(candidate, screen) {
                 sketched.append((candidate, evaluate(candidate, on: sketch, maxFrames: 64, starts: nil)))
@@ -210,7 +210,7 @@ extension FramingInference {
 
         /// Samples for a stage: stream starts first (both directions, different connections),
         /// then those picked up mid-stream.
-        static func pick(_ samples: [Sample], count: Int, preferStart: Bool) -> [Int] {
+        static func pick(_ samples: [Sample], count: Int) -> [Int] {
             let order = samples.indices.sorted { a, b in
                 (samples[a].midStream ? 1 : 0, samples[a].direction.rawValue, a) < (samples[b].midStream ? 1 : 0, samples[b].direction.rawValue, b)
             }
