@@ -41,12 +41,11 @@ struct FramingCandidate {
         }
     }
 
-    /// What it checks besides the length: magic and body-magic bytes, a type field, a preamble,
-    /// limits other than the default.
+    /// What it says besides the length: magic and body-magic bytes, a type field, a preamble (a
+    /// preset's limits, such as DNS's max=65537, are no reason to name it for a custom protocol).
     var constraints: Int {
         guard let d = lengthField else { return 0 }
-        let limits = (d.maxFrameLength != 16 << 20 ? 1 : 0) + (d.minFrameLength != 0 ? 1 : 0) + (d.headerOnlyBelow != 0 ? 1 : 0)
-        return d.magic.count + d.bodyMagic.count + (d.typeField == nil ? 0 : 1) + d.preamble.count + limits
+        return d.magic.count + d.bodyMagic.count + (d.typeField == nil ? 0 : 1) + d.preamble.count
     }
 
     /// The length-field dissector, when it is one.
