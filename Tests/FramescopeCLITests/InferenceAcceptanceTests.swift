@@ -8,8 +8,9 @@ import Testing
 /// right when the SPEC inference chose cuts the port's streams exactly as the known one does
 /// (the same messages, partial, merged, malformed, incomplete and undissected bytes per
 /// direction); inference never sees the known SPEC. Cases: a grid of 45 headers written by
-/// `synth --spec` in five traffic shapes (the three hand-made headers of issue 14 first), the
-/// samples, the LDAP recordings, and every corpus capture whose framing the vocabulary holds.
+/// `synth --spec` in five traffic shapes (the three hand-made headers of issue 14 first), three
+/// captures started late (every direction picked up inside a write), the samples, the LDAP
+/// recordings, and every corpus capture whose framing the vocabulary holds.
 @Suite struct InferenceAcceptanceTests {
     struct Case: Sendable {
         var name: String
@@ -46,6 +47,9 @@ import Testing
         ("delimiter:|", "request-response"), ("length:offset=4,width=4,type=0:4", "nagle"), ("length:offset=5,width=3,endian=little", "huge"),
         ("length:offset=0,width=5", "mixed"), ("length:offset=1,width=7,endian=little", "request-response"),
     ]
+
+    /// Captures started after the connections opened: every direction picked up inside a write.
+    static let lateStarted = ["length:offset=4,width=4,magic=cafebabe,type=8:2,adjust=2", "length:offset=0,width=2", "varint"]
 
     static let samples: [Case] = [
         ("im-varint", "varint"), ("im-varint-ipv6", "varint"), ("im-protobuf", "varint"), ("lines-crlf", "delimiter"),
@@ -111,16 +115,24 @@ import Testing
             name: c.name, chosen: chosen, verdict: port["verdict"] as! String, confidence: port["confidence"] as! Double, right: right, pinned: c.pinned)
     }
 
-    /// The grid's captures, written by synth (huge messages need more bytes to show a few).
+    /// The grid's captures, written by synth (huge messages need more bytes to show a few), and
+    /// the late-started ones.
     static func synthesized() throws -> [Case] {
-        try grid.enumerated().map { n, g in
-            let path = scratchDirectory + "grid-\(n).pcap"
-            let size = g.shape == "huge" ? "4M" : "600K"
-            let made = try CLITests().run([
-                "synth", "--spec", g.spec, "--shape", g.shape, "--size", size, "--flows", "8", "--connection-size", "48K", "--seed", "\(100 + n)", "-o", path,
+        func make(_ name: String, _ spec: String, _ arguments: [String]) throws -> Case {
+            let path = scratchDirectory + name.replacingOccurrences(of: " ", with: "-") + ".pcap"
+            let made = try CLITests().run(["synth", "--spec", spec, "-o", path] + arguments)
+            #expect(made.status == 0, "\(spec): \(made.stderr)")
+            return Case(name: "\(name) \(spec)", capture: path, port: 0, reference: spec, pinned: false)
+        }
+        let grid = try grid.enumerated().map { n, g in
+            var c = try make("grid \(n) \(g.shape)", g.spec, [
+                "--shape", g.shape, "--size", g.shape == "huge" ? "4M" : "600K", "--flows", "8", "--connection-size", "48K", "--seed", "\(100 + n)",
             ])
-            #expect(made.status == 0, "\(g.spec): \(made.stderr)")
-            return Case(name: "grid \(n) \(g.shape) \(g.spec)", capture: path, port: 0, reference: g.spec, pinned: n < 3)
+            c.pinned = n < 3
+            return c
+        }
+        return try grid + lateStarted.enumerated().map { n, spec in
+            try make("late \(n)", spec, ["--late-start", "--size", "2M", "--flows", "20", "--connection-size", "4M", "--seed", "\(200 + n)"])
         }
     }
 

@@ -248,18 +248,20 @@ extension FramingInference {
             return sample.segmentStarts.first { $0 > 0 } ?? 0
         }
 
-        /// Where each mid-stream sample's first boundary is for this framing (by index; nil:
-        /// none found, the sample says nothing).
+        /// Where each mid-stream sample's first boundary is for this framing (by index): the
+        /// one recovery finds in its first 8 KiB, else the second segment's start as the screen
+        /// takes it (a framing without a magic rarely has the bits for a blind start; where the
+        /// guess is wrong its frames say so).
         private func startsOfMidStreamSamples(_ candidate: FramingCandidate) -> [Int: Int?] {
             var starts: [Int: Int?] = [:]
-            let midStream = samples.indices.filter { samples[$0].midStream }.prefix(16)
+            let midStream = samples.indices.filter { samples[$0].midStream }
             guard !midStream.isEmpty else { return starts }
             var scorers = Scorers(candidate)
             var scores: [Double] = [], types: [UInt64] = []
             for i in midStream {
                 let sample = samples[i]
                 let scorer = scorers[sample.direction]
-                let n = min(sample.bytes.count, 16 << 10)
+                let n = min(sample.bytes.count, 8 << 10)
                 let segmentStarts = sample.segmentStarts.filter { $0 > 0 && $0 < n }
                 let found = sample.bytes.withUnsafeBytes { all in
                     scorer.best(
@@ -267,7 +269,7 @@ extension FramingInference {
                         endIsSegmentEnd: n == sample.bytes.count || sample.segmentStarts.contains(n), blindStart: true, scores: &scores, types: &types)
                 }
                 let bar = found?.offset == 0 ? RecoveryBudget.defaultThreshold / 2 : RecoveryBudget.defaultThreshold
-                starts[i] = found.flatMap { $0.bits >= bar ? $0.offset : nil }
+                starts[i] = found.flatMap { $0.bits >= bar ? $0.offset : nil } ?? screenStart(sample)
             }
             return starts
         }
