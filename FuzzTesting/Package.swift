@@ -5,7 +5,7 @@ import PackageDescription
 let package = Package(
     name: "FuzzTesting",
     dependencies: [.package(name: "framescope", path: "..")],
-    targets: [.target(name: "FuzzDriver")] + ["FuzzDecode", "FuzzReassembly", "FuzzDissect", "FuzzSpec", "FuzzCapture"].map { name in
+    targets: [.target(name: "FuzzDriver")] + ["FuzzDecode", "FuzzReassembly", "FuzzDissect", "FuzzSpec", "FuzzCapture", "FuzzInfer"].map { name in
         .executableTarget(
             name: name,
             dependencies: [

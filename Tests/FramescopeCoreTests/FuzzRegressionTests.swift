@@ -33,6 +33,25 @@ import Testing
         return (context.messages.map(\.length), analyzer.analysis)
     }
 
+    /// FuzzSpec: an empty magic (`magic= `) crashed the parser on an empty split; a negative or
+    /// empty offset was taken (a magic read before the frame).
+    @Test func aMagicWithoutBytesOrWithABadOffsetIsASpecError() throws {
+        for text in ["length:offset=4,width=4,magic= ", "length:offset=4,width=4,magic=", "length:offset=0,width=2,magic=ab@-3",
+            "length:offset=0,width=2,magic=ab@", "length:offset=0,width=2,magic=@4"]
+        {
+            #expect(throws: SpecError.self, "\(text)") { try DissectorSpec(parsing: text) }
+        }
+        // The input FuzzSpec crashed on, decoded as the target decodes it.
+        let crash: [UInt8] = [
+            0x6c, 0x65, 0x6e, 0x67, 0x74, 0x68, 0x3a, 0x6f, 0x66, 0x66, 0x73, 0x65, 0x74, 0x3d, 0x34, 0x2c,
+            0x77, 0x69, 0x64, 0x74, 0x68, 0x3d, 0x34, 0x2c, 0x6d, 0x61, 0x67, 0x69, 0x63, 0x3d, 0x20, 0x30,
+            0x30, 0x30, 0xff, 0xff, 0x30, 0x65, 0x6e, 0x67, 0x74, 0x68, 0x3a, 0x6f, 0x66, 0x66, 0x73, 0x65,
+            0x74, 0x3d, 0x34, 0x2c, 0x77, 0x69, 0x64, 0x74, 0x68, 0x3d, 0x34, 0x2c, 0x6d, 0x61, 0x67, 0x69,
+            0x63, 0x3d, 0x20,
+        ]
+        #expect(throws: SpecError.self) { try DissectorSpec(parsing: String(decoding: crash, as: UTF8.self)) }
+    }
+
     @Test func postgresStartupShorterThanItsHeaderIsMalformedInAnyChunking() throws {
         let input = [UInt8](try #require(Data(base64Encoded: Self.postgresShortStartup)))
         let stream = Array(input.dropFirst(3))

@@ -71,12 +71,13 @@ extension DissectorSpec {
         let adjust = try o.int("adjust") ?? 0
         var magic: [UInt8] = [], magicOffset = 0
         if let raw = o.take("magic") {
-            let parts = raw.split(separator: "@")
+            let parts = raw.split(separator: "@", omittingEmptySubsequences: false)
+            let offset = parts.count == 2 ? Int(parts[1]) : 0
             guard let bytes = hexBytes(String(parts[0])), !bytes.isEmpty, bytes.count <= InlineBytes.capacity, parts.count <= 2,
-                parts.count == 1 || Int(parts[1]) != nil
-            else { throw SpecError("'magic=\(raw)' in '\(spec)': expected 1…32 hex bytes, optionally @offset (magic=1a2b@4)") }
+                let offset, offset >= 0, offset <= 1024
+            else { throw SpecError("'magic=\(raw)' in '\(spec)': expected 1…32 hex bytes, optionally @offset 0…1024 (magic=1a2b@4)") }
             magic = bytes
-            magicOffset = parts.count == 2 ? Int(parts[1])! : 0
+            magicOffset = offset
         }
         var typeField: (offset: Int, width: Int)?
         if let raw = o.take("type") {

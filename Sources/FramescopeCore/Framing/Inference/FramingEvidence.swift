@@ -6,20 +6,20 @@ import Glibc
 /// the streams are if they are framed so than if they are not (the recovery's `BoundaryEvidence`
 /// judges one boundary; this judges a framing over whole streams).
 ///
-/// - `structure`: the bytes at fixed places of every frame's header (before the length field,
-///   the field, and right after it) are far less random than the stream's bytes at large: a
-///   magic, a version, reserved zeros, a type with few values, lengths alike, a protobuf tag.
-///   Each place's values are coded with their own distribution and compared with the stream's
-///   byte distribution, less the bits that distribution costs to state (MDL), so the values a
-///   wrong framing reads at random places earn nothing. A delimiter framing's delimiter is left
-///   out (it is what the framing cuts at).
+/// - `structure`: the bytes at the first places of every distinct frame (`HeaderStructure`) are
+///   far less random than the rest of the frames: a magic, a version, reserved zeros, a type
+///   with few values, lengths alike, a protobuf tag. Each place's values are coded with their
+///   own distribution and compared with the frames' other bytes, less the bits that
+///   distribution costs to state (MDL), so the values a wrong framing reads at random places
+///   earn nothing. A delimiter framing's delimiter is left out (it is what the framing cuts at).
 /// - `alignment`: writes start at message boundaries, so the right framing's frames start where
 ///   segments start more often than chance (the framing's frames per byte) would have them: a
 ///   binomial likelihood ratio over every segment start, nothing on bulk streams where
 ///   segments start anywhere.
 /// - `ends`: a stream seen whole (FIN) ends where a frame ends: about log2(mean frame length)
 ///   bits each; one that ends inside a frame costs.
-/// - `bodies`: varint lengths: protobuf-valid bodies, as recovery counts them.
+/// - `bodies`: varint lengths: protobuf-valid bodies, against as many bytes at another place of
+///   the stream (base64 text of zeros parses whenever its length is a multiple of 9).
 /// - `textLines`: a line-end framing's frames that are lines of printable text, a quarter bit
 ///   each (a text protocol is its lines: CRLF that always comes as a pair and ends printable
 ///   runs says so even where lines share nothing and writes end anywhere).
