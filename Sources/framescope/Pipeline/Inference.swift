@@ -1,3 +1,4 @@
+import ArgumentParser
 import FramescopeCapture
 import FramescopeCore
 import FramescopeReport
@@ -5,7 +6,6 @@ import FramescopeReport
 /// A sampling pass over the first packets, then per server port what inference says of the
 /// framing (`--dissector auto`, `framescope infer`).
 func inferFraming(input: InputOptions, limits: LimitOptions, minimumEvidence: Double) throws -> [FramingInference.PortInference] {
-    if input.files.contains("-") { throw Failure(message: "inference reads the capture twice: give a file, not standard input") }
     let sampled = try sampleStreams(InferenceSampler(), input: input, limits: limits, packetLimit: input.count ?? 400_000)
     return FramingInference.choose(sampled.byServerPort, minimumEvidence: minimumEvidence)
 }
@@ -13,6 +13,10 @@ func inferFraming(input: InputOptions, limits: LimitOptions, minimumEvidence: Do
 /// `--dissector auto`: the SPEC inference chose per server port, each said on standard error
 /// with its confidence; ports where nothing fits are said so and left undissected.
 func inferDissectors(input: InputOptions, limits: LimitOptions, minimumEvidence: Double) throws -> (specs: [UInt16: DissectorSpec], ports: [FramingInference.PortInference]) {
+    if input.files.contains("-") {
+        writeError("framescope: --dissector auto reads the capture twice: give a file, not standard input (or run framescope infer on it)\n")
+        throw ExitCode(64)
+    }
     let ports = try inferFraming(input: input, limits: limits, minimumEvidence: minimumEvidence)
     var chosen: [UInt16: DissectorSpec] = [:]
     for port in ports {
