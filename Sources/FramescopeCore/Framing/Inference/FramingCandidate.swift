@@ -48,6 +48,12 @@ struct FramingCandidate {
         return d.magic.count + d.bodyMagic.count + (d.typeField == nil ? 0 : 1) + d.preamble.count
     }
 
+    /// LF or CRLF framing: text lines.
+    var isLineEnd: Bool {
+        guard let delimiter = dissector.delimiter else { return false }
+        return delimiter.count <= 2 && delimiter[delimiter.count - 1] == 0x0A
+    }
+
     /// The length-field dissector, when it is one.
     var lengthField: LengthFieldDissector? {
         if case .lengthField(let d) = dissector { return d }

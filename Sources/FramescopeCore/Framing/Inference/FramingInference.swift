@@ -160,11 +160,14 @@ extension FramingInference {
     struct Judge {
         let samples: [Sample]
         let model: ByteModel
+        /// More than half the streams are text (line ends need not show more to be plausible).
+        let mostlyText: Bool
         private var structure = HeaderStructure()
 
         init(_ samples: [Sample]) {
             self.samples = samples
             model = ByteModel(samples)
+            mostlyText = samples.filter { FramingCandidate.isMostlyText($0.bytes) }.count * 2 > samples.count
         }
 
         /// Different framings, best first, each named by its plainest SPEC (with the magic,
@@ -202,9 +205,8 @@ extension FramingInference {
         /// (an OID in certificates, NULs in binary records); it must show what a delimiter does:
         /// whole streams end with it, or segments end with it more often than chance.
         private func plausible(_ candidate: FramingCandidate, _ e: FramingEvidence) -> Bool {
-            guard let delimiter = candidate.dissector.delimiter else { return true }
-            let lineEnd = delimiter.count <= 2 && delimiter[delimiter.count - 1] == 0x0A
-            if lineEnd && samples.filter({ FramingCandidate.isMostlyText($0.bytes) }).count * 2 > samples.count { return true }
+            guard candidate.dissector.delimiter != nil else { return true }
+            if candidate.isLineEnd && mostlyText { return true }
             return e.alignment >= 16 || (e.completeStreams > 0 && e.streamsEndingOnFrame * 2 >= e.completeStreams)
         }
 
@@ -252,8 +254,8 @@ extension FramingInference {
         /// one recovery finds in its first 8 KiB, else the second segment's start as the screen
         /// takes it (a framing without a magic rarely has the bits for a blind start; where the
         /// guess is wrong its frames say so).
-        private func startsOfMidStreamSamples(_ candidate: FramingCandidate) -> [Int: Int?] {
-            var starts: [Int: Int?] = [:]
+        private func startsOfMidStreamSamples(_ candidate: FramingCandidate) -> [Int: Int] {
+            var starts: [Int: Int] = [:]
             let midStream = samples.indices.filter { samples[$0].midStream }
             guard !midStream.isEmpty else { return starts }
             var scorers = Scorers(candidate)
@@ -275,9 +277,9 @@ extension FramingInference {
         }
 
         /// Walks `candidate` over the samples and tallies its evidence. `starts`: mid-stream
-        /// samples' first boundaries (nil: start them as the screen does). With no frame limit a
+        /// samples' first boundaries (without them, mid-stream samples start as the screen does). With no frame limit a
         /// walk that meets a malformed header goes on from the next boundary recovery finds.
-        mutating func evaluate(_ candidate: FramingCandidate, on indices: [Int], maxFrames: Int, starts: [Int: Int?]?) -> FramingEvidence {
+        mutating func evaluate(_ candidate: FramingCandidate, on indices: [Int], maxFrames: Int, starts: [Int: Int]?) -> FramingEvidence {
             var e = FramingEvidence()
             if candidate.dissector.delimiter != nil { e.contentWeight = FramingEvidence.delimiterContentWeight }
             var alignment = BinomialEvidence(), bodies = BinomialEvidence()
@@ -288,19 +290,13 @@ extension FramingInference {
             let fixedFieldEnd = fixedWidth ? d.map { $0.lengthFieldOffset + $0.lengthFieldLength } : nil
             let scoresBodies = d?.encoding == .varint
             let delimiterLength = candidate.dissector.delimiter?.count ?? 0
-            let countsLines = candidate.dissector.delimiter.map { $0.count <= 2 && $0[$0.count - 1] == 0x0A } ?? false
+            let countsLines = candidate.isLineEnd
             let structureFrames = maxFrames == .max ? 256 : maxFrames
             var recovery = maxFrames == .max ? Recovery(candidate) : nil
             for i in indices {
                 let sample = samples[i]
                 e.sampledBytes += sample.bytes.count
-                var from: Int
-                if sample.midStream, let starts {
-                    guard let found = starts[i], let found else { continue }
-                    from = found
-                } else {
-                    from = screenStart(sample)
-                }
+                var from = starts?[i] ?? screenStart(sample)
                 let dissector = candidate.dissector(for: sample.direction)
                 var hits = 0, seen = 0, frames = 0, framed = 0, atStreamStart = !sample.midStream
                 let segmentStarts = sample.segmentStarts
