@@ -95,6 +95,7 @@ public enum AnalysisMarkdownFormatter {
             let f = d.figures
             out += "| \(c.id) | `\(d.from)` → `\(d.to)` | `\(c.dissector ?? "-")` | \(f.messages) | \(pct(f.partialPercent)) | \(pct(f.mergedPercent)) | \(pct(f.naiveReaderLossPercent)) | \(f.malformed) |\n"
         }
+        if let caption = r.listedCaption { out += "\nFrom \(caption).\n" }
         return out
     }
 

@@ -2,30 +2,39 @@ import FramescopeCore
 
 /// The report built from a finished analysis: totals, warnings and evidence.
 extension AnalysisReport {
-    public init(analyzer: Analyzer, flows: FlowsReport, choice: DissectorChoice) {
+    /// - Parameter listing: the finished connections as listed (without one, those the
+    ///   analyzer kept, all in the JSON).
+    public init(analyzer: Analyzer, flows: FlowsReport, choice: DissectorChoice, listing: ConnectionListing? = nil) {
         inputs = flows.inputs
         packets = flows.packets
         limits = flows.limits
         dissectors = Dissectors(
             default: choice.byDefault?.text, defaultName: choice.byDefault?.name,
             byServerPort: Dictionary(uniqueKeysWithValues: choice.byServerPort.map { (String($0.key), $0.value.text) }))
-        let analyses = analyzer.sortedConnections
+        let analyses = listing?.worstFirst ?? analyzer.sortedConnections
         self.analyses = analyses
+        self.listing = listing
         protobufCheck = analyzer.protobuf
-        totals = Self.totals(analyzer: analyzer, connections: analyses)
-        let endpoints = Dictionary(uniqueKeysWithValues: analyses.map { ($0.summary.info.id, ($0.summary.info.client, $0.summary.info.server)) })
+        totals = Self.totals(analyzer: analyzer)
+        let listed = listing.map { $0.scope == .all ? analyzer.finished.count : $0.scope == .worst ? analyses.count : 0 } ?? analyses.count
+        totals.foldedConnections = totals.connections - listed
+        let endpoints = analyzer.context.evidence.endpoints
         events = analyzer.context.evidence.events.map { Event($0, endpoints: endpoints[$0.connection]) }
         eventsTotal = analyzer.context.evidence.total
-        warnings = Self.warnings(analyzer: analyzer, analyses: analyses, limits: flows.limits, inputs: flows.inputs)
+        warnings = Self.warnings(analyzer: analyzer, limits: flows.limits, inputs: flows.inputs)
     }
 
-    /// Per direction and in all, over `connections` and the folded ones, as every format shows
-    /// them (the live view adds the connections still open); quantiles come from the fine
+    /// Per direction and in all, over the finished connections and `open` ones, as every format
+    /// shows them (the live view adds the connections still open); quantiles come from the fine
     /// histograms kept across all connections.
-    public static func totals(analyzer: Analyzer, connections: [ConnectionAnalysis]) -> Totals {
-        var perDirection = analyzer.folded
-        for a in connections {
-            guard let directions = a.directions else { continue }
+    public static func totals(analyzer: Analyzer, open: [ConnectionAnalysis] = []) -> Totals {
+        var perDirection = analyzer.finished.directions
+        var unframed = analyzer.finished.undissectedConnectionBytes
+        for a in open {
+            guard let directions = a.directions else {
+                unframed += a.summary[.clientToServer].bytes + a.summary[.serverToClient].bytes
+                continue
+            }
             for d in Direction.allCases { perDirection[d].merge(directions[d]) }
         }
         for d in Direction.allCases {
@@ -36,9 +45,9 @@ extension AnalysisReport {
         all.merge(perDirection.serverToClient)
         let check = analyzer.protobuf
         return Totals(
-            connections: connections.count + analyzer.foldedConnections,
-            dissectedConnections: connections.filter { $0.spec != nil }.count + analyzer.foldedConnections,
-            foldedConnections: analyzer.foldedConnections,
+            connections: analyzer.finished.count + open.count,
+            dissectedConnections: analyzer.finished.dissected + open.filter { $0.spec != nil }.count,
+            foldedConnections: 0, undissectedConnectionBytes: unframed,
             clientToServer: Figures(perDirection.clientToServer, protobuf: check),
             serverToClient: Figures(perDirection.serverToClient, protobuf: check), all: Figures(all, protobuf: check))
     }
@@ -54,12 +63,10 @@ extension AnalysisReport {
         }
     }
 
-    private static func warnings(
-        analyzer: Analyzer, analyses: [ConnectionAnalysis], limits: FlowsReport.Limits, inputs: [FlowsReport.Input]
-    ) -> [String] {
+    private static func warnings(analyzer: Analyzer, limits: FlowsReport.Limits, inputs: [FlowsReport.Input]) -> [String] {
         var out: [String] = []
         for input in inputs where input.error != nil { out.append("input broken: \(input.error!)") }
-        let over = analyses.reduce(0) { $0 + $1.summary[.clientToServer].segmentsOverMSS + $1.summary[.serverToClient].segmentsOverMSS }
+        let over = analyzer.finished.segmentsOverMSS
         if over > 0 {
             out.append(
                 "\(over) segments are larger than the MSS their receiver announced: the capture was taken with segmentation "
@@ -71,10 +78,7 @@ extension AnalysisReport {
         if analyzer.context.recoveryBudget.exhausted > 0 {
             out.append("\(analyzer.context.recoveryBudget.exhausted) directions gave up resynchronising because all resync windows together reached their limit")
         }
-        if analyzer.foldedConnections > 0 {
-            out.append("\(analyzer.foldedConnections) connections are counted in the totals but not listed (--max-listed-connections)")
-        }
-        if !analyses.isEmpty && analyses.allSatisfy({ $0.spec == nil }) {
+        if analyzer.finished.count > 0 && analyzer.finished.dissected == 0 {
             out.append("no connection matched a dissector: give --dissector SPEC, or PORT=SPEC for the server port")
         }
         return out

@@ -23,10 +23,7 @@ extension AnalysisReport.Connection {
                 types = Dictionary(uniqueKeysWithValues: analysis.types.map { (typeLabel($0.key, names: spec.typeNames), $0.value) })
             }
             return AnalysisReport.DirectionReport(
-                from: from.description, to: to.description, bytes: stats.bytes, gapBytes: stats.gapBytes, figures: figures,
-                segments: stats.segments, messages: figures.messages, partialMessages: figures.partialMessages,
-                mergedSegments: figures.mergedSegments, naiveReaderLoss: figures.naiveReaderLoss, malformed: figures.malformed,
-                incompleteAtEnd: figures.incompleteAtEnd, messageTypes: types,
+                from: from.description, to: to.description, bytes: stats.bytes, gapBytes: stats.gapBytes, figures: figures, messageTypes: types,
                 timeline: analysis.timeline.isEmpty ? nil : AnalysisReport.Timeline(analysis.timeline))
         }
     }
@@ -62,7 +59,7 @@ extension AnalysisReport.Figures {
         naiveReaderLoss = a.naiveReaderLoss
         naiveReaderLossPercent = percent(a.naiveReaderLoss, of: a.messages)
         malformed = a.malformed
-        malformedByReason = Dictionary(uniqueKeysWithValues: a.malformedByReason.map { ($0.key.rawValue, $0.value) })
+        malformedByReason = Dictionary(uniqueKeysWithValues: a.malformedByReason.dictionary.map { ($0.key.rawValue, $0.value) })
         incompleteAtEnd = a.incompleteAtEnd
         incompleteBytes = a.incompleteBytes
         damagedByGaps = a.damagedByGaps
@@ -78,7 +75,7 @@ extension AnalysisReport.Figures {
         protobuf = check.map { check in
             AnalysisReport.ProtobufFigures(
                 checked: a.protobufChecked, invalid: a.protobufInvalid, invalidPercent: percent(a.protobufInvalid, of: a.protobufChecked),
-                invalidByReason: Dictionary(uniqueKeysWithValues: a.protobufInvalidByReason.map { ($0.key.rawValue, $0.value) }),
+                invalidByReason: Dictionary(uniqueKeysWithValues: a.protobufInvalidByReason.dictionary.map { ($0.key.rawValue, $0.value) }),
                 counts: check.schema.flatMap { schema in
                     schema.countBy == nil
                         ? nil : Dictionary(a.protobufCounts.map { (schema.countLabel($0.key), $0.value) }, uniquingKeysWith: +)
@@ -138,8 +135,18 @@ public func percent(_ part: Int, of whole: Int) -> Double {
 
 /// Lower-case hex, bytes separated by spaces.
 func hex(_ bytes: [UInt8]) -> String {
-    let digits = Array("0123456789abcdef")
-    return bytes.map { String([digits[Int($0 >> 4)], digits[Int($0 & 15)]]) }.joined(separator: " ")
+    guard !bytes.isEmpty else { return "" }
+    let digits: StaticString = "0123456789abcdef"
+    return String(unsafeUninitializedCapacity: bytes.count * 3 - 1) { out in
+        digits.withUTF8Buffer { digits in
+            for (i, b) in bytes.enumerated() {
+                if i > 0 { out[3 * i - 1] = 0x20 }
+                out[3 * i] = digits[Int(b >> 4)]
+                out[3 * i + 1] = digits[Int(b & 15)]
+            }
+        }
+        return bytes.count * 3 - 1
+    }
 }
 
 extension ConnectionAnalysis {

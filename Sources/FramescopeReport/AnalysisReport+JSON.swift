@@ -1,4 +1,4 @@
-/// `framescope.report/1` written as a stream (keys in sorted order, as in docs/report.schema.json).
+/// `framescope.report/2` written as a stream (keys in sorted order, as in docs/report.schema.json).
 extension AnalysisReport {
     public func write(to w: inout JSONWriter) {
         w.object { w in
@@ -16,7 +16,11 @@ extension AnalysisReport {
                 }
             }
             w.key("connections")
-            w.array(connections) { w, c in c.write(to: &w) }
+            switch listing?.scope {
+            case .all?: w.array { w in listing!.writeAll(to: &w) }
+            case .nothing?: w.array { _ in }
+            case .worst?, nil: w.array(connections) { w, c in c.write(to: &w) }
+            }
             w.key("dissectors")
             w.object { w in
                 w.key("byServerPort")
@@ -85,7 +89,13 @@ extension AnalysisReport {
 }
 
 extension AnalysisReport.Connection {
-    func write(to w: inout JSONWriter) {
+    /// One connection, on one line (a report lists tens of thousands; `--connections-ndjson`
+    /// writes the same lines). Its figures leave out what is zero.
+    public func write(to w: inout JSONWriter) {
+        w.compact { w in self.writeObject(to: &w) }
+    }
+
+    private func writeObject(to w: inout JSONWriter) {
         w.object { w in
             w.field("client", client)
             w.key("directions")
@@ -106,17 +116,10 @@ extension AnalysisReport.DirectionReport {
         w.object { w in
             w.field("bytes", bytes)
             w.key("figures")
-            figures.write(to: &w)
+            figures.write(to: &w, sparse: true)
             w.field("from", from)
             w.field("gapBytes", gapBytes)
-            w.field("incompleteAtEnd", incompleteAtEnd)
-            w.field("malformed", malformed)
-            w.field("mergedSegments", mergedSegments)
             if let messageTypes { w.field("messageTypes", counts: messageTypes) }
-            w.field("messages", messages)
-            w.field("naiveReaderLoss", naiveReaderLoss)
-            w.field("partialMessages", partialMessages)
-            w.field("segments", segments)
             if let timeline {
                 w.key("timeline")
                 w.object { w in
@@ -136,38 +139,56 @@ extension AnalysisReport.DirectionReport {
 }
 
 extension AnalysisReport.Figures {
-    func write(to w: inout JSONWriter) {
+    /// Every figure; `sparse` (a connection's) leaves out those that are 0, empty, false or
+    /// null, so that a quiet connection costs a few bytes.
+    func write(to w: inout JSONWriter, sparse: Bool = false) {
         w.object { w in
-            w.key("assemblyLatency")
-            assemblyLatency.write(to: &w)
-            w.key("boundariesNotFound")
-            w.int(boundariesNotFound)
-            w.key("boundaryEvidenceBits")
-            if let boundaryEvidenceBits { w.double(boundaryEvidenceBits) } else { w.null() }
-            w.field("damagedByGaps", damagedByGaps)
-            w.field("incompleteAtEnd", incompleteAtEnd)
-            w.field("incompleteBytes", incompleteBytes)
-            w.field("leadingBytes", leadingBytes)
-            w.field("malformed", malformed)
-            w.field("malformedByReason", counts: malformedByReason)
-            w.field("maxMessagesPerSegment", maxMessagesPerSegment)
-            w.field("maxSegmentsPerMessage", maxSegmentsPerMessage)
-            w.field("mergedPercent", mergedPercent)
-            w.field("mergedSegments", mergedSegments)
-            w.field("messageBytes", messageBytes)
-            w.key("messageSize")
-            messageSize.write(to: &w)
-            w.key("messageSizeBins")
-            w.array(messageSizeBins) { w, pair in w.array(pair) { w, v in w.int(v) } }
-            w.field("messages", messages)
-            w.key("messagesPerSegment")
-            pairs(messagesPerSegment, &w)
-            w.field("naiveReaderLoss", naiveReaderLoss)
-            w.field("naiveReaderLossPercent", naiveReaderLossPercent)
-            w.field("partialMessages", partialMessages)
-            w.field("partialPercent", partialPercent)
-            w.field("preambleBytes", preambleBytes)
-            if let protobuf {
+            func counter(_ key: StaticString, _ value: Int64) {
+                if !sparse || value != 0 { w.field(key, value) }
+            }
+            func counter(_ key: StaticString, _ value: Int) { counter(key, Int64(value)) }
+            func percent(_ key: StaticString, _ value: Double) {
+                if !sparse || value != 0 { w.field(key, value) }
+            }
+            if !sparse || assemblyLatency.max > 0 {
+                w.key("assemblyLatency")
+                assemblyLatency.write(to: &w)
+            }
+            counter("boundariesNotFound", boundariesNotFound)
+            if !sparse || boundaryEvidenceBits != nil {
+                w.key("boundaryEvidenceBits")
+                if let boundaryEvidenceBits { w.double(boundaryEvidenceBits) } else { w.null() }
+            }
+            counter("damagedByGaps", damagedByGaps)
+            counter("incompleteAtEnd", incompleteAtEnd)
+            counter("incompleteBytes", incompleteBytes)
+            counter("leadingBytes", leadingBytes)
+            counter("malformed", malformed)
+            if !sparse || !malformedByReason.isEmpty { w.field("malformedByReason", counts: malformedByReason) }
+            counter("maxMessagesPerSegment", maxMessagesPerSegment)
+            counter("maxSegmentsPerMessage", maxSegmentsPerMessage)
+            percent("mergedPercent", mergedPercent)
+            counter("mergedSegments", mergedSegments)
+            counter("messageBytes", messageBytes)
+            if !sparse || messages > 0 {
+                w.key("messageSize")
+                messageSize.write(to: &w)
+            }
+            if !sparse || !messageSizeBins.isEmpty {
+                w.key("messageSizeBins")
+                w.array(messageSizeBins) { w, pair in w.array(pair) { w, v in w.int(v) } }
+            }
+            counter("messages", messages)
+            if !sparse || !messagesPerSegment.isEmpty {
+                w.key("messagesPerSegment")
+                pairs(messagesPerSegment, &w)
+            }
+            counter("naiveReaderLoss", naiveReaderLoss)
+            percent("naiveReaderLossPercent", naiveReaderLossPercent)
+            counter("partialMessages", partialMessages)
+            percent("partialPercent", partialPercent)
+            counter("preambleBytes", preambleBytes)
+            if let protobuf, !sparse || protobuf.checked > 0 {
                 w.key("protobuf")
                 w.object { w in
                     w.field("checked", protobuf.checked)
@@ -177,13 +198,15 @@ extension AnalysisReport.Figures {
                     w.field("invalidPercent", protobuf.invalidPercent)
                 }
             }
-            w.field("resyncs", resyncs)
-            w.field("segments", segments)
-            w.field("segmentsOverMSS", segmentsOverMSS)
-            w.key("segmentsPerMessage")
-            pairs(segmentsPerMessage, &w)
-            w.field("stopped", stopped)
-            w.field("undissectedBytes", undissectedBytes)
+            counter("resyncs", resyncs)
+            counter("segments", segments)
+            counter("segmentsOverMSS", segmentsOverMSS)
+            if !sparse || !segmentsPerMessage.isEmpty {
+                w.key("segmentsPerMessage")
+                pairs(segmentsPerMessage, &w)
+            }
+            if !sparse || stopped { w.field("stopped", stopped) }
+            counter("undissectedBytes", undissectedBytes)
         }
     }
 

@@ -9,6 +9,14 @@ extension AnalysisReport {
         public static let timelineConnections = 12
     }
 
+    /// "the 20 worst of 50000 connections …, and 49980 more: …", or nil when every connection is listed.
+    public var listedCaption: String? {
+        let more = totals.connections - analyses.count
+        guard more > 0 else { return nil }
+        return "the \(analyses.count) worst of \(totals.connections) connections (malformed, damaged or cut messages first, then "
+            + "naive-reader loss), and \(more) more: --top N lists more, --format json lists every one"
+    }
+
     /// The events the human formats list.
     public var shownEvents: ArraySlice<Event> { events.prefix(Shown.events) }
 

@@ -1,16 +1,18 @@
 import FramescopeCore
 
-/// The `analyze --format json` document, schema `framescope.report/1` (docs/json-schemas.md).
+/// The `analyze --format json` document, schema `framescope.report/2` (docs/json-schemas.md).
 public struct AnalysisReport: Sendable {
-    public var schema = "framescope.report/1"
+    public var schema = "framescope.report/2"
     public var inputs: [FlowsReport.Input]
     public var packets: FlowsReport.Packets
     public var limits: FlowsReport.Limits
     public var dissectors: Dissectors
     public var totals: Totals
-    /// The analyses behind `connections`, converted one at a time when written (a report can
-    /// list 50,000 connections).
+    /// The connections the human formats list (the worst first, with a listing), converted one
+    /// at a time when written.
     public let analyses: [ConnectionAnalysis]
+    /// Every finished connection as the JSON lists it, when a listing kept them.
+    let listing: ConnectionListing?
     public var connections: LazyMapSequence<[ConnectionAnalysis], Connection> {
         let check = protobufCheck
         return analyses.lazy.map { Connection($0, protobuf: check) }
@@ -94,9 +96,11 @@ public struct AnalysisReport: Sendable {
     public struct Totals: Sendable {
         public var connections: Int
         public var dissectedConnections: Int
-        /// Connections counted in the totals but not listed (long live captures keep only the
-        /// most recent ones).
+        /// Connections counted in the totals but not listed in the JSON report (`--connections`).
         public var foldedConnections: Int
+        /// Payload bytes of the connections no dissector applied to (not in the JSON: the
+        /// `undissected` gate adds them).
+        public var undissectedConnectionBytes: Int64
         public var clientToServer: Figures
         public var serverToClient: Figures
         public var all: Figures
@@ -122,14 +126,6 @@ public struct AnalysisReport: Sendable {
         public var bytes: Int64
         public var gapBytes: Int64
         public var figures: Figures
-        // The headline figures again at this level, as the schema promises.
-        public var segments: Int
-        public var messages: Int
-        public var partialMessages: Int
-        public var mergedSegments: Int
-        public var naiveReaderLoss: Int
-        public var malformed: Int
-        public var incompleteAtEnd: Int
         public var messageTypes: [String: Int]?
         /// Partial, merged and malformed over time; nil when the direction had none.
         public var timeline: Timeline?

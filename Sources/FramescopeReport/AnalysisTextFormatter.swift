@@ -24,6 +24,7 @@ public enum AnalysisTextFormatter {
         out += verdict("client → server", r.totals.clientToServer, protobuf: r.protobuf)
         out += verdict("server → client", r.totals.serverToClient, protobuf: r.protobuf)
         out += "\n"
+        if let caption = r.listedCaption { out += caption + ":\n" }
         out += connectionTable(r)
         out += types(r)
         out += worst(r)

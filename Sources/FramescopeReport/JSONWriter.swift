@@ -11,8 +11,10 @@ public struct JSONWriter {
 
     private var buffer: [UInt8] = []
     private let fd: Int32
-    private let layout: Layout
+    private var layout: Layout
     private var depth = 0
+    /// Bytes written to `fd` so far.
+    private var flushed = 0
     /// Per open container: whether it has a member yet, and the last key written (objects).
     private var stack: [(hasMember: Bool, lastKey: String?)] = []
     public private(set) var failed = false
@@ -23,7 +25,35 @@ public struct JSONWriter {
         buffer.reserveCapacity(1 << 16)
     }
 
+    /// Bytes written so far, buffered ones included: where the next value starts in the file.
+    public var position: Int { flushed + buffer.count }
+
     // MARK: Containers
+
+    /// Writes `body`'s value on one line, whatever the layout.
+    public mutating func compact(_ body: (inout JSONWriter) -> Void) {
+        let outer = layout
+        layout = .lines
+        body(&self)
+        layout = outer
+    }
+
+    /// An array whose members `body` writes with `encodedMember`.
+    public mutating func array(_ body: (inout JSONWriter) -> Void) {
+        open("[")
+        body(&self)
+        close("]")
+    }
+
+    /// Makes `failed` true: a part of the document could not be produced.
+    public mutating func markFailed() { failed = true }
+
+    /// The next member of the current array: `json`, one value already encoded.
+    public mutating func encodedMember(_ json: UnsafeRawBufferPointer) {
+        member()
+        buffer.append(contentsOf: json)
+        if buffer.count >= 1 << 16 { flush() }
+    }
 
     public mutating func object(_ body: (inout JSONWriter) -> Void) {
         open("{")
@@ -251,6 +281,7 @@ public struct JSONWriter {
                 offset += n
             }
         }
+        flushed += offset
         buffer.removeAll(keepingCapacity: true)
     }
 }

@@ -39,9 +39,19 @@ public struct SyntheticTraffic {
         case huge
     }
 
+    /// What a varint-framed message carries.
+    public enum Bodies: String, CaseIterable, Sendable {
+        /// A protobuf message: field 1 (bytes) holding text.
+        case protobuf
+        /// Random bytes: almost never valid protobuf, so every body check fails.
+        case random
+    }
+
     public struct Options: Sendable {
         public var flows = 1000
         public var framing = Framing.varint
+        /// Bodies of `--framing varint` messages.
+        public var bodies = Bodies.protobuf
         /// Messages framed by this SPEC instead of `framing` (length-field and delimiter SPECs).
         public var spec: DissectorSpec?
         public var shape = Shape.mixed
@@ -72,6 +82,8 @@ public struct SyntheticTraffic {
     private var nextPort = 0
     private var clock: Int64 = 1_700_000_000_000_000_000
     private let text: [UInt8]
+    /// Random bytes that `Bodies.random` bodies are cut from.
+    private let noise: [UInt8]
     private let builder = PacketBuilder()
     private var specWriter: SpecFrameWriter?
     /// Packets made but not yet emitted.
@@ -113,6 +125,7 @@ public struct SyntheticTraffic {
         let letterCount = options.spec != nil || options.shape == .huge ? (1 << 20) + (1 << 17) : 1 << 17
         for _ in 0..<letterCount { letters.append(0x61 + UInt8(r.next() % 26)) }
         text = letters
+        noise = options.bodies == .random ? (0..<(1 << 17)).map { _ in UInt8(truncatingIfNeeded: r.next()) } : []
     }
 
     /// Messages framed by `options.spec`; throws for a SPEC it cannot write (postgres, body=N).
@@ -423,6 +436,9 @@ public struct SyntheticTraffic {
         }
         let start = Int(random.next() % UInt64(text.count - size))
         switch options.framing {
+        case .varint where options.bodies == .random:
+            out.appendVarint(size)
+            out += noise[start..<(start + size)]
         case .varint:
             // A protobuf message of about `size` bytes: field 1 (bytes) holding text.
             let textLength = size - 1 - Self.varintLength(size)

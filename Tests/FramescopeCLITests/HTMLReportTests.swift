@@ -85,8 +85,12 @@ import Testing
                 node = list.first { $0["id"] as? Int == id }
             } else if let i = Int(part), let list = node as? [Any] {
                 node = i < list.count ? list[i] : nil
+            } else if let object = node as? [String: Any] {
+                // A connection's figures leave out zeros (the totals have every figure).
+                let sparse = path.hasPrefix("connections.") && path.contains(".figures.")
+                node = object[String(part)] ?? (sparse && object["from"] == nil ? 0 : nil)
             } else {
-                node = (node as? [String: Any])?[String(part)]
+                node = nil
             }
         }
         return node

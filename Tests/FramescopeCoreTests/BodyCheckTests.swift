@@ -29,7 +29,7 @@ import Testing
         let sites = context.evidence.events.filter { $0.kind == .invalidProtobuf }.map { e in
             "\(e.offset)+\(e.length) \(e.protobufFailure!.reason)@\(e.protobufFailure!.offset) \(e.bytes)"
         }
-        return Outcome(checked: a.protobufChecked, invalid: a.protobufInvalidByReason, counts: a.protobufCounts, sites: sites)
+        return Outcome(checked: a.protobufChecked, invalid: a.protobufInvalidByReason.dictionary, counts: a.protobufCounts, sites: sites)
     }
 
     func delimited(_ bodies: [[UInt8]]) -> [UInt8] {

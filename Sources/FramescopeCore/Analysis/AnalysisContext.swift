@@ -35,9 +35,24 @@ public struct EvidenceRecorder: Sendable {
     public static let limit = 10_000
     public private(set) var events: [AnalysisEvent] = []
     public private(set) var total = 0
+    /// Client and server of the finished connections the kept events name: the events outlive
+    /// their connections, which the analyzer does not keep.
+    public private(set) var endpoints: [ConnectionID: (client: Endpoint, server: Endpoint)] = [:]
+    private var named: Set<ConnectionID> = []
 
-    mutating func add(_ event: AnalysisEvent) {
+    /// Counts an event; builds it only while fewer than `limit` are kept (past the cap an
+    /// event costs a count, not an allocation).
+    mutating func add(_ event: @autoclosure () -> AnalysisEvent) {
         total += 1
-        if events.count < Self.limit { events.append(event) }
+        if events.count < Self.limit {
+            let e = event()
+            events.append(e)
+            named.insert(e.connection)
+        }
+    }
+
+    /// Notes the endpoints of a finishing connection if a kept event names it.
+    mutating func connectionFinished(_ info: ConnectionInfo) {
+        if named.remove(info.id) != nil { endpoints[info.id] = (info.client, info.server) }
     }
 }

@@ -73,17 +73,23 @@ public struct Analyzer: StreamSink {
     /// How message bodies are checked as protobuf, on the connections it applies to.
     public let protobuf: ProtobufCheck?
     public private(set) var context: AnalysisContext
+    /// The most recently finished connections, up to `maxRetainedConnections` (every finished
+    /// one is in `finished` and goes to `onConnection`).
     public private(set) var connections: [ConnectionAnalysis] = []
     /// Called with every message in stream order, when set (`--messages`).
     public var onMessage: ((MessageRecord) -> Void)? {
         didSet { context.recordMessages = onMessage != nil }
     }
-    /// Finished connections kept for the report; older ones are folded into `folded` (long
-    /// live captures keep bounded memory).
+    /// Called with every connection as it finishes: where a report that lists many connections
+    /// streams them out instead of keeping them.
+    public var onConnection: ((ConnectionAnalysis) -> Void)?
+    /// Finished connections kept in `connections`: memory follows the connections open at once,
+    /// not the capture's total, when this is bounded.
     public var maxRetainedConnections = Int.max
-    /// Totals of the finished connections no longer listed, per direction, and their number.
-    public private(set) var folded = PerDirection { _ in DirectionAnalysis() }
-    public private(set) var foldedConnections = 0
+    /// What every finished connection added up to.
+    public private(set) var finished = FinishedConnections()
+    /// Finished connections counted in `finished` but no longer in `connections`.
+    public var foldedConnections: Int { finished.count - connections.count }
 
     private let defaultPlan: FramingPlan?
     private let portPlans: [UInt16: FramingPlan]
@@ -127,15 +133,13 @@ public struct Analyzer: StreamSink {
 
     public mutating func connectionClosed(_ summary: ConnectionSummary, state: consuming Framing?) {
         guard let framing = state else {
-            connections.append(ConnectionAnalysis(summary: summary, spec: nil, directions: nil))
-            foldOldConnections()
+            keep(ConnectionAnalysis(summary: summary, spec: nil, directions: nil))
             return
         }
         for direction in Direction.allCases { framing.directions[direction].finish(context: &context) }
         // Recovery decides at the end too: the messages it found then are delivered now.
         if onMessage != nil { deliverMessages() }
-        connections.append(Self.analysis(summary, framing))
-        foldOldConnections()
+        keep(Self.analysis(summary, framing))
     }
 
     /// A connection still open, with its figures so far (the live view).
@@ -154,17 +158,17 @@ public struct Analyzer: StreamSink {
         return ConnectionAnalysis(summary: summary, spec: framing.spec, directions: directions)
     }
 
-    /// Past `maxRetainedConnections`, the oldest quarter is folded into the totals in one go.
-    private mutating func foldOldConnections() {
+    /// Counts a finished connection, streams it out, and keeps it while there is room (past
+    /// `maxRetainedConnections` the oldest quarter goes in one step).
+    private mutating func keep(_ analysis: ConnectionAnalysis) {
+        finished.add(analysis)
+        context.evidence.connectionFinished(analysis.summary.info)
+        onConnection?(analysis)
+        guard maxRetainedConnections > 0 else { return }
+        connections.append(analysis)
         let (threshold, overflow) = maxRetainedConnections.addingReportingOverflow(maxRetainedConnections / 4)
         guard !overflow, connections.count > threshold else { return }
-        let count = connections.count - maxRetainedConnections
-        for old in connections.prefix(count) {
-            guard let directions = old.directions else { continue }
-            for d in Direction.allCases { folded[d].merge(directions[d]) }
-        }
-        foldedConnections += count
-        connections.removeFirst(count)
+        connections.removeFirst(connections.count - maxRetainedConnections)
     }
 
     private mutating func deliverMessages() {

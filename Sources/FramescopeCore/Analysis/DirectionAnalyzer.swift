@@ -169,7 +169,7 @@ struct DirectionAnalyzer {
         let at = m.start + Int64(malformed.scanned)
         let evidence = Array((kept + rest.prefix(16)).prefix(16))
         analysis.malformed += 1
-        analysis.malformedByReason[malformed.reason, default: 0] += 1
+        analysis.malformedByReason.add(malformed.reason)
         analysis.timeline.add(.malformed, at: m.firstSegment.timestamp)
         dropMessage()
         analysis.undissectedBytes += Int64(malformed.scanned)
@@ -234,13 +234,17 @@ struct DirectionAnalyzer {
             return
         }
         analysis.protobufInvalid += 1
-        analysis.protobufInvalidByReason[failure.reason, default: 0] += 1
+        analysis.protobufInvalidByReason.add(failure.reason)
+        context.evidence.add(invalidBodyEvent(failure))
+    }
+
+    private func invalidBodyEvent(_ failure: (reason: ProtobufFailure, at: Int64)) -> AnalysisEvent {
         var e = event(
             .invalidProtobuf, at: inspection.bodyStart,
             in: SegmentMark(start: 0, frame: inspection.prefix.isEmpty ? ledger.segment.frame : inspection.startFrame, timestamp: ledger.segment.timestamp),
             bytes: inspection.prefix.bytes, length: inspection.bodyLength)
         e.protobufFailure = ProtobufFailureSite(reason: failure.reason, offset: inspection.bodyStart + failure.at, frame: inspection.failureFrame)
-        context.evidence.add(e)
+        return e
     }
 
     // MARK: Evidence

@@ -15,7 +15,7 @@ public struct DirectionAnalysis: Sendable, Equatable {
     /// Messages a receiver parsing one message per read would lose.
     public var naiveReaderLoss = 0
     public var malformed = 0
-    public var malformedByReason: [MalformedReason: Int] = [:]
+    public var malformedByReason = ReasonCounts<MalformedReason>()
     public var incompleteAtEnd = 0
     public var incompleteBytes: Int64 = 0
     /// Messages that a gap (bytes never captured) fell into.
@@ -44,7 +44,7 @@ public struct DirectionAnalysis: Sendable, Equatable {
     /// counted by the schema's count field; all zero when no check applied.
     public var protobufChecked = 0
     public var protobufInvalid = 0
-    public var protobufInvalidByReason: [ProtobufFailure: Int] = [:]
+    public var protobufInvalidByReason = ReasonCounts<ProtobufFailure>()
     var countedValues = ValueCounts()
 
     public init() {}
@@ -64,7 +64,7 @@ public struct DirectionAnalysis: Sendable, Equatable {
         typeCounts.merge(o.typeCounts)
         protobufChecked += o.protobufChecked
         protobufInvalid += o.protobufInvalid
-        protobufInvalidByReason.merge(o.protobufInvalidByReason, uniquingKeysWith: +)
+        protobufInvalidByReason.merge(o.protobufInvalidByReason)
         countedValues.merge(o.countedValues)
         segments += o.segments
         partialMessages += o.partialMessages
@@ -73,7 +73,7 @@ public struct DirectionAnalysis: Sendable, Equatable {
         messagesPerSegment.merge(o.messagesPerSegment)
         naiveReaderLoss += o.naiveReaderLoss
         malformed += o.malformed
-        malformedByReason.merge(o.malformedByReason, uniquingKeysWith: +)
+        malformedByReason.merge(o.malformedByReason)
         incompleteAtEnd += o.incompleteAtEnd
         incompleteBytes += o.incompleteBytes
         damagedByGaps += o.damagedByGaps

@@ -19,7 +19,7 @@ public enum AnalysisHTMLFormatter {
         if !r.specSuggestions.isEmpty {
             body += "<h2>SPECs that frame cleanly</h2>\n<ul>" + r.suggestionSentences.map { "<li>\(escapeHTML($0))</li>" }.joined() + "</ul>\n"
         }
-        body += "<footer>framescope · figures as in <code>--format json</code> (framescope.report/1) · definitions in the README</footer>\n"
+        body += "<footer>framescope · figures as in <code>--format json</code> (framescope.report/2) · definitions in the README</footer>\n"
         return """
             <!DOCTYPE html>
             <html lang="en"><head><meta charset="utf-8">
@@ -234,7 +234,9 @@ public enum AnalysisHTMLFormatter {
             out += cell("incompleteAtEnd", Double(f.incompleteAtEnd))
             out += "<td>" + copyable("tcp.stream == \(c.id)") + "</td></tr>\n"
         }
-        return out + "</tbody></table>\n"
+        out += "</tbody></table>\n"
+        if let caption = r.listedCaption { out += "<p>From \(escapeHTML(caption)).</p>\n" }
+        return out
     }
 
     private static func evidence(_ r: AnalysisReport) -> String {

@@ -12,7 +12,7 @@ extension Framescope {
                 (bytes of ≥ 2 messages), the messages a one-read-one-message receiver would lose, malformed \
                 headers, messages cut off at the end and damaged by capture gaps, with the frame numbers and \
                 bytes to find each problem in Wireshark. Definitions: README.md; JSON schema \
-                framescope.report/1: docs/json-schemas.md.
+                framescope.report/2: docs/json-schemas.md.
                 """)
 
         @OptionGroup var input: InputOptions
@@ -36,11 +36,11 @@ extension Framescope {
                     choice.byServerPort[port] = spec
                 }
             }
-            let chain = try AnalysisChain(options: analysis, choice: choice, listedByDefault: 100_000)
+            let chain = try AnalysisChain(options: analysis, choice: choice, format: out.format)
             var pipeline = try CapturePipeline(input: input, limits: analysis.limits, sink: chain.sink)
             let errors = pipeline.run()
             var report = try chain.report(of: pipeline.sink, decode: pipeline.decodeStatistics, context: pipeline.context, inputs: pipeline.inputs)
-            report.specSuggestions = try suggestSpecs(for: report, input: input, limits: analysis.limits)
+            report.specSuggestions = try suggestSpecs(for: chain.listing.suggestionCandidates, input: input, limits: analysis.limits)
             report.inference = inferred
             try out.write(report)
             try finish(with: errors)

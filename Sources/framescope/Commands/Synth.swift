@@ -26,6 +26,9 @@ extension Framescope {
         @Option(help: "How messages are framed: varint, length (12-byte header) or lines.")
         var framing: SyntheticTraffic.Framing = .varint
 
+        @Option(help: "Bodies of varint messages: protobuf (valid) or random (bytes no body check accepts).")
+        var bodies: SyntheticTraffic.Bodies = .protobuf
+
         @Option(
             help: ArgumentHelp(
                 "Frame messages by this SPEC instead (a length or delimiter SPEC, preset:NAME or @FILE, whose type values are used).",
@@ -81,7 +84,8 @@ extension Framescope {
             if reconnect > 0 && framing != .length {
                 throw ValidationError("--reconnect needs --framing length: only a magic shows where a resent tail ends")
             }
-            if connectionSize.bytes < 1024 { throw ValidationError("--connection-size must be at least 1K") }
+            if bodies == .random && (framing != .varint || spec != nil) { throw ValidationError("--bodies random needs --framing varint") }
+            if connectionSize.bytes < 64 { throw ValidationError("--connection-size must be at least 64 bytes") }
             if let snaplen, snaplen < 54 { throw ValidationError("--snaplen must be at least 54 (the Ethernet, IPv4 and TCP headers)") }
             if let spec, junk > 0 || reconnect > 0 {
                 // Junk and a resent tail are only told apart from messages by a magic or a varint's bogus length.
@@ -95,6 +99,7 @@ extension Framescope {
             var options = SyntheticTraffic.Options()
             options.flows = flows
             options.framing = framing
+            options.bodies = bodies
             options.seed = seed
             options.outOfOrderFraction = outOfOrder
             options.retransmissionFraction = retransmissions
@@ -151,6 +156,7 @@ extension Framescope {
 
 extension SyntheticTraffic.Framing: ExpressibleByArgument {}
 extension SyntheticTraffic.Shape: ExpressibleByArgument {}
+extension SyntheticTraffic.Bodies: ExpressibleByArgument {}
 
 extension SyntheticTraffic.Truth {
     /// `FILE.truth.json`: the totals `analyze` must report on the capture.

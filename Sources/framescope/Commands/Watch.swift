@@ -72,7 +72,7 @@ extension Framescope {
                 writeError("framescope: watch cannot infer the framing live: record with -w FILE.pcap, then run analyze FILE.pcap --dissector auto\n")
                 throw ExitCode(64)
             }
-            let chain = try AnalysisChain(options: analysis, choice: try analysis.dissectors.choiceOrExit(), listedByDefault: 1000)
+            let chain = try AnalysisChain(options: analysis, choice: try analysis.dissectors.choiceOrExit(), format: out.format)
             var options = LiveCaptureOptions(interface: interface!)
             options.filter = filter
             options.snapLength = snaplen

@@ -1,7 +1,9 @@
 import ArgumentParser
 import FramescopeCore
+import FramescopeReport
 
 extension MidStreamFraming: ExpressibleByArgument {}
+extension ConnectionListing.Scope: ExpressibleByArgument {}
 
 /// Everything that shapes an analysis, shared by `analyze` and `watch`.
 struct AnalysisOptions: ParsableArguments {
@@ -12,11 +14,17 @@ struct AnalysisOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Also write one JSON line per message to this file.", valueName: "file.ndjson"))
     var messages: String?
 
+    @Option(help: "Connections the text, Markdown and HTML reports list: the worst, most problems first.")
+    var top = 20
+
     @Option(
         help: ArgumentHelp(
-            "Connections listed in the report at most; older finished ones are only counted in the totals.",
-            discussion: "Default: 100000 for analyze, 1000 for watch (a long live capture keeps bounded memory)."))
-    var maxListedConnections: Int?
+            "Connections the JSON report lists: all (in ID order), worst (the --top worst) or none; the totals count all.",
+            valueName: "which"))
+    var connections: ConnectionListing.Scope = .all
+
+    @Option(help: ArgumentHelp("Also write one JSON line per connection to this file, as each finishes.", valueName: "file.ndjson"))
+    var connectionsNdjson: String?
 
     @Option(help: ArgumentHelp("Bytes all resynchronisation windows may hold together.", valueName: "size"))
     var maxResyncMemory: ByteSize = ByteSize(32 << 20)
@@ -39,7 +47,7 @@ struct AnalysisOptions: ParsableArguments {
     var minEvidence = RecoveryBudget.defaultThreshold
 
     func validate() throws {
-        if let maxListedConnections, maxListedConnections < 1 { throw ValidationError("--max-listed-connections must be at least 1") }
+        if top < 0 { throw ValidationError("--top must be 0 or more") }
         if !(minEvidence >= 1 && minEvidence <= 1000) { throw ValidationError("--min-evidence must be 1…1000 bits") }
     }
 }

@@ -65,8 +65,7 @@ struct FailCondition: ExpressibleByArgument, CustomStringConvertible {
         case .gaps: measured = Double(all.damagedByGaps)
         case .undissected:
             // With the bytes of connections no dissector applied to (a port auto could not frame).
-            let unframed = report.analyses.filter { $0.spec == nil }.reduce(Int64(0)) { $0 + $1.summary.directions.clientToServer.bytes + $1.summary.directions.serverToClient.bytes }
-            measured = Double(all.undissectedBytes + unframed)
+            measured = Double(all.undissectedBytes + report.totals.undissectedConnectionBytes)
         case .drops: measured = Double((report.capture?.kernelDrops ?? 0) + (report.capture?.interfaceDrops ?? 0))
         case .invalidProtobuf:
             let p = all.protobuf

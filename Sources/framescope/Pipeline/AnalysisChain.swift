@@ -2,6 +2,10 @@ import ArgumentParser
 import FramescopeCore
 import FramescopeReport
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The analysis both `analyze` and `watch` run, built one way from `AnalysisOptions`: the sink
 /// the flow table feeds (analyzer and flow statistics), then the finished sink as a report.
 struct AnalysisChain {
@@ -9,15 +13,30 @@ struct AnalysisChain {
 
     let choice: DissectorChoice
     private(set) var sink: Sink
+    /// Finished connections as the report lists them: the analyzer keeps none.
+    let listing: ConnectionListing
     private let messages: MessageWriter?
+    private let connectionLines: Int32?
+    private let connectionLinesPath: String?
 
-    /// - Parameter listedByDefault: connections listed when `--max-listed-connections` is not given.
-    init(options: AnalysisOptions, choice: DissectorChoice, listedByDefault: Int) throws {
+    /// - Parameter format: the report's (JSON spills every connection it lists to a temporary file).
+    init(options: AnalysisOptions, choice: DissectorChoice, format: OutputFormat) throws {
         self.choice = choice
+        let check = try options.protobuf.check(for: choice)
         var analyzer = Analyzer(
-            choice: choice, protobuf: try options.protobuf.check(for: choice), maxRecoveryBytes: options.maxResyncMemory.bytes,
-            midStream: options.midStream, evidenceBits: options.minEvidence)
-        analyzer.maxRetainedConnections = options.maxListedConnections ?? listedByDefault
+            choice: choice, protobuf: check, maxRecoveryBytes: options.maxResyncMemory.bytes, midStream: options.midStream,
+            evidenceBits: options.minEvidence)
+        analyzer.maxRetainedConnections = 0
+        connectionLinesPath = options.connectionsNdjson
+        connectionLines = try options.connectionsNdjson.map(createFile)
+        let top = format == .json && options.connections != .worst ? 0 : options.top
+        do {
+            listing = try ConnectionListing(
+                scope: options.connections, top: top, protobuf: check, spillAll: format == .json && options.connections == .all,
+                ndjsonFD: connectionLines)
+        } catch { throw Failure(message: "\(error)") }
+        let listing = listing
+        analyzer.onConnection = { listing.add($0) }
         messages = try options.messages.map { try MessageWriter(path: $0) }
         if let messages { analyzer.onMessage = { messages.write($0) } }
         sink = SinkPair(analyzer, FlowsCollector(retainSummaries: false))
@@ -26,7 +45,12 @@ struct AnalysisChain {
     /// The report on a finished run of `sink` (the flow table's own after `finish`).
     func report(of finished: Sink, decode: DecodeStatistics, context: ReassemblyContext, inputs: [FlowsReport.Input]) throws -> AnalysisReport {
         try messages?.close()
+        if let connectionLines {
+            let written = listing.finishStream()
+            close(connectionLines)
+            if !written { throw Failure(message: "\(connectionLinesPath!): write failed") }
+        }
         let flows = FlowsReport(collector: finished.second, decode: decode, context: context, inputs: inputs)
-        return AnalysisReport(analyzer: finished.first, flows: flows, choice: choice)
+        return AnalysisReport(analyzer: finished.first, flows: flows, choice: choice, listing: listing)
     }
 }

@@ -27,7 +27,7 @@ final class LiveView {
     /// totalled as the report totals them.
     func refresh(elapsed: Double, packets: Int, bytes: Int, statistics: CaptureStatistics?, analyzer: Analyzer, open: [ConnectionAnalysis]) {
         let seconds = max(elapsed - last.elapsed, 1e-6)
-        let all = AnalysisReport.totals(analyzer: analyzer, connections: analyzer.connections + open).all
+        let all = AnalysisReport.totals(analyzer: analyzer, open: open).all
         let drops = (statistics?.kernelDrops ?? 0) + (statistics?.interfaceDrops ?? 0)
         let rates = (
             packets: Double(packets - last.packets) / seconds, bytes: Double(bytes - last.bytes) / seconds,

@@ -5,14 +5,13 @@ import FramescopeReport
 /// open where a direction ended (a wrong SPEC without a magic chains through anything): a second
 /// pass over the files that keeps the first 256 KiB of up to 8 of those directions, and the SPEC
 /// next to the given one that frames each cleanly, if there is one (`SpecVariations`).
-func suggestSpecs(for report: AnalysisReport, input: InputOptions, limits: LimitOptions) throws -> [AnalysisReport.SpecSuggestion] {
+func suggestSpecs(
+    for candidates: [(analysis: ConnectionAnalysis, direction: Direction)], input: InputOptions, limits: LimitOptions
+) throws -> [AnalysisReport.SpecSuggestion] {
     if input.files.contains("-") { return [] }  // standard input cannot be read twice
-    var targets: [(analysis: ConnectionAnalysis, direction: Direction, dissector: LengthFieldDissector)] = []
-    for analysis in report.analyses {
-        guard let spec = analysis.spec, case .lengthField(let d) = spec.kind, let directions = analysis.directions else { continue }
-        for direction in Direction.allCases where targets.count < 8 && (directions[direction].malformed > 0 || directions[direction].incompleteAtEnd > 0) {
-            targets.append((analysis, direction, d))
-        }
+    let targets = candidates.compactMap { c -> (analysis: ConnectionAnalysis, direction: Direction, dissector: LengthFieldDissector)? in
+        guard case .lengthField(let d)? = c.analysis.spec?.kind else { return nil }
+        return (c.analysis, c.direction, d)
     }
     guard !targets.isEmpty else { return [] }
     let sampler = InferenceSampler(bytesPerDirection: 256 << 10, directions: 16, only: Set(targets.map { $0.analysis.summary.info.id }))

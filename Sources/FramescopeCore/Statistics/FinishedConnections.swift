@@ -1,0 +1,27 @@
+/// What finished connections add up to, counted as each finishes: the report's totals never
+/// need the connections themselves.
+public struct FinishedConnections: Sendable {
+    public private(set) var count = 0
+    /// Connections a dissector applied to.
+    public private(set) var dissected = 0
+    /// Per direction, over the dissected connections.
+    public private(set) var directions = PerDirection { _ in DirectionAnalysis() }
+    /// Segments longer than the MSS their receiver announced, in all connections.
+    public private(set) var segmentsOverMSS = 0
+    /// Payload bytes of the connections no dissector applied to.
+    public private(set) var undissectedConnectionBytes: Int64 = 0
+
+    public init() {}
+
+    public mutating func add(_ analysis: ConnectionAnalysis) {
+        count += 1
+        let summary = analysis.summary
+        segmentsOverMSS += summary[.clientToServer].segmentsOverMSS + summary[.serverToClient].segmentsOverMSS
+        guard let analyzed = analysis.directions else {
+            undissectedConnectionBytes += summary[.clientToServer].bytes + summary[.serverToClient].bytes
+            return
+        }
+        dissected += 1
+        for d in Direction.allCases { directions[d].merge(analyzed[d]) }
+    }
+}

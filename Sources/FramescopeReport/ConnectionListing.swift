@@ -1,0 +1,194 @@
+import FramescopeCore
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The finished connections a report lists, kept in memory that does not grow with their
+/// number: the `top` worst, and, when the JSON report lists every connection, each one as its
+/// compact JSON line in an unlinked temporary file with a 24-byte index entry. `--connections-
+/// ndjson` gets the same line as each connection finishes.
+/// Unchecked: fed by the analysis, then read by the report writer, never both at once.
+public final class ConnectionListing: @unchecked Sendable {
+    /// Which connections the JSON report lists (the human formats show the `top` worst).
+    public enum Scope: String, CaseIterable, Sendable {
+        case all, worst
+        case nothing = "none"
+    }
+
+    public let scope: Scope
+    public let top: Int
+    private let protobuf: ProtobufCheck?
+    /// The `top` worst so far, a min-heap by rank.
+    private var worst: [(rank: Trouble, analysis: ConnectionAnalysis)] = []
+    private var spill: Spill?
+    private var stream: (fd: Int32, writer: JSONWriter)?
+    /// Length-framed directions with malformed headers or a message open at the end, the 8 of
+    /// the lowest connection IDs: where a SPEC suggestion is sought.
+    public private(set) var suggestionCandidates: [(analysis: ConnectionAnalysis, direction: Direction)] = []
+    public static let suggestionLimit = 8
+
+    /// - Parameters:
+    ///   - spillAll: keep every connection for a JSON report that lists them all.
+    ///   - ndjsonFD: where each finished connection's line goes as it finishes.
+    public init(scope: Scope, top: Int, protobuf: ProtobufCheck?, spillAll: Bool, ndjsonFD: Int32? = nil) throws {
+        self.scope = scope
+        self.top = top
+        self.protobuf = protobuf
+        if spillAll { spill = try Spill() }
+        if let ndjsonFD { stream = (ndjsonFD, JSONWriter(fd: ndjsonFD, layout: .lines)) }
+    }
+
+    deinit {
+        if let spill { close(spill.fd) }
+    }
+
+    public func add(_ analysis: ConnectionAnalysis) {
+        rank(analysis)
+        noteSuggestionCandidates(analysis)
+        guard spill != nil || stream != nil else { return }
+        let connection = AnalysisReport.Connection(analysis, protobuf: protobuf)
+        if spill != nil { spill!.append(connection) }
+        if stream != nil {
+            connection.write(to: &stream!.writer)
+            stream!.writer.endLine()
+        }
+    }
+
+    /// The worst connections, worst first.
+    public var worstFirst: [ConnectionAnalysis] {
+        worst.sorted { $0.rank > $1.rank }.map(\.analysis)
+    }
+
+    /// Writes what is buffered for `--connections-ndjson`; false when a write failed.
+    public func finishStream() -> Bool {
+        guard stream != nil else { return true }
+        stream!.writer.flush()
+        return !stream!.writer.failed
+    }
+
+    /// Every connection's line, in ID order, as the members of the array being written.
+    func writeAll(to w: inout JSONWriter) {
+        if spill?.copy(to: &w) == false { w.markFailed() }
+    }
+
+    /// Keeps the `top` worst in a min-heap: the least bad of them at the root, replaced when a
+    /// worse one comes (O(log top) per connection; a SYN flood brings hundreds of thousands).
+    private func rank(_ analysis: ConnectionAnalysis) {
+        guard top > 0 else { return }
+        let trouble = Trouble(analysis)
+        if worst.count < top {
+            worst.append((trouble, analysis))
+            var i = worst.count - 1
+            while i > 0, worst[i].rank < worst[(i - 1) / 2].rank {
+                worst.swapAt(i, (i - 1) / 2)
+                i = (i - 1) / 2
+            }
+        } else if trouble > worst[0].rank {
+            worst[0] = (trouble, analysis)
+            var i = 0
+            while true {
+                let (left, right) = (2 * i + 1, 2 * i + 2)
+                var least = i
+                if left < worst.count, worst[left].rank < worst[least].rank { least = left }
+                if right < worst.count, worst[right].rank < worst[least].rank { least = right }
+                if least == i { break }
+                worst.swapAt(i, least)
+                i = least
+            }
+        }
+    }
+
+    private func noteSuggestionCandidates(_ analysis: ConnectionAnalysis) {
+        guard let spec = analysis.spec, case .lengthField = spec.kind, let directions = analysis.directions else { return }
+        let id = analysis.summary.info.id
+        if suggestionCandidates.count == Self.suggestionLimit, let last = suggestionCandidates.last, last.analysis.summary.info.id < id { return }
+        for d in Direction.allCases where directions[d].malformed > 0 || directions[d].incompleteAtEnd > 0 {
+            suggestionCandidates.append((analysis, d))
+        }
+        suggestionCandidates.sort { ($0.analysis.summary.info.id, $0.direction.rawValue) < ($1.analysis.summary.info.id, $1.direction.rawValue) }
+        if suggestionCandidates.count > Self.suggestionLimit { suggestionCandidates.removeLast(suggestionCandidates.count - Self.suggestionLimit) }
+    }
+}
+
+public struct ListingError: Error, CustomStringConvertible {
+    public var description: String
+}
+
+/// How bad a connection is, for listing the worst: problems that desynchronise a reader
+/// (malformed headers, messages damaged by gaps or cut at the end, boundaries not found), then
+/// the messages a one-read-one-message reader loses, then partial and merged, then bytes; the
+/// lower ID first among equals, so the list is the same however the input is split.
+struct Trouble: Comparable {
+    var problems: Int
+    var naiveLoss: Int
+    var splitOrGlued: Int
+    var bytes: Int64
+    var id: ConnectionID
+
+    init(_ a: ConnectionAnalysis) {
+        (problems, naiveLoss, splitOrGlued) = (0, 0, 0)
+        bytes = a.summary[.clientToServer].bytes + a.summary[.serverToClient].bytes
+        id = a.summary.info.id
+        guard let directions = a.directions else { return }
+        for d in Direction.allCases {
+            let f = directions[d]
+            problems += f.malformed + f.damagedByGaps + f.incompleteAtEnd + f.boundariesNotFound
+            naiveLoss += f.naiveReaderLoss
+            splitOrGlued += f.partialMessages + f.mergedSegments
+        }
+    }
+
+    static func < (a: Trouble, b: Trouble) -> Bool {
+        (a.problems, a.naiveLoss, a.splitOrGlued, a.bytes, b.id) < (b.problems, b.naiveLoss, b.splitOrGlued, b.bytes, a.id)
+    }
+}
+
+/// Connection lines in an unlinked temporary file, with where each one is.
+private struct Spill {
+    let fd: Int32
+    var writer: JSONWriter
+    var index: [(id: ConnectionID, offset: Int, length: Int)] = []
+
+    init() throws {
+        let folder = temporaryFolder()
+        var template = Array((folder + "/framescope-connections-XXXXXX").utf8CString)
+        let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
+        guard fd >= 0 else { throw ListingError(description: "\(folder): cannot create a temporary file: \(String(cString: strerror(errno)))") }
+        unlink(template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) })
+        self.fd = fd
+        writer = JSONWriter(fd: fd, layout: .lines)
+    }
+
+    mutating func append(_ connection: AnalysisReport.Connection) {
+        let start = writer.position
+        connection.write(to: &writer)
+        index.append((ConnectionID(connection.id), start, writer.position - start))
+    }
+
+    /// Copies the lines in ID order into `w`, reading the file in windows (connections finish
+    /// in nearly the order they opened, so a window serves many).
+    mutating func copy(to w: inout JSONWriter) -> Bool {
+        writer.flush()
+        if writer.failed { return false }
+        index.sort { $0.id < $1.id }
+        var window = [UInt8](repeating: 0, count: 1 << 20)
+        var windowStart = 0, windowCount = 0
+        for entry in index {
+            if entry.offset < windowStart || entry.offset + entry.length > windowStart + windowCount {
+                if entry.length > window.count { window = [UInt8](repeating: 0, count: entry.length) }
+                let n = window.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, off_t(entry.offset)) }
+                guard n >= entry.length else { return false }
+                (windowStart, windowCount) = (entry.offset, n)
+            }
+            window.withUnsafeBytes { w.encodedMember(UnsafeRawBufferPointer(rebasing: $0[(entry.offset - windowStart)...].prefix(entry.length))) }
+        }
+        return true
+    }
+}
+
+/// `$TMPDIR`, else /tmp.
+private func temporaryFolder() -> String {
+    if let value = getenv("TMPDIR"), value.pointee != 0 { return String(cString: value) }
+    return "/tmp"
+}
