@@ -60,6 +60,14 @@ import Testing
         [0x08] + [UInt8](repeating: 0xFF, count: 10) + [0x01],  // varint too long
     ]
 
+    @Test func invalidBodiesPastTheEvidenceCapAreCountedNotKept() throws {
+        // 12,000 bodies with wire type 7 (never valid): all counted, 10,000 events kept.
+        let bodies = [[UInt8]](repeating: [0x0F, 0x01], count: EvidenceRecorder.limit + 2000)
+        let outcome = run(try DissectorSpec(parsing: "varint"), ProtobufCheck(schema: nil, scope: .varintDelimited), chunks: [delimited(bodies)])
+        #expect(outcome.checked == bodies.count && outcome.invalid == [.badWireType: bodies.count])
+        #expect(outcome.sites.count == EvidenceRecorder.limit)
+    }
+
     @Test func wireCheckIsTheSameHoweverTheStreamIsCut() throws {
         let stream = delimited(Self.bodies)
         let outcome = expectSameEverywhere(try DissectorSpec(parsing: "varint"), ProtobufCheck(schema: nil, scope: .varintDelimited), stream: stream)

@@ -83,6 +83,32 @@ public struct Endpoint: Hashable, Comparable, Sendable, CustomStringConvertible 
 
     /// `ip:port`, IPv6 as `[addr]:port` (tshark's and the corpus truth's notation).
     public var description: String {
-        address.isIPv4 ? "\(address):\(port)" : "[\(address)]:\(port)"
+        guard address.isIPv4 else { return "[\(address)]:\(port)" }
+        // Written digit by digit: a report of 50,000 connections formats 100,000 of these.
+        let v = address.ipv4
+        return String(unsafeUninitializedCapacity: 21) { out in
+            var n = 0
+            for shift in [24, 16, 8, 0] as [UInt32] {
+                n = writeDecimal(UInt64((v >> shift) & 0xFF), into: out, at: n)
+                out[n] = shift == 0 ? 0x3A : 0x2E  // ':' after the last byte, else '.'
+                n += 1
+            }
+            return writeDecimal(UInt64(port), into: out, at: n)
+        }
     }
+}
+
+/// Writes `value` in decimal at `start`; returns the index after its last digit.
+func writeDecimal(_ value: UInt64, into out: UnsafeMutableBufferPointer<UInt8>, at start: Int) -> Int {
+    var digits = 1, rest = value
+    while rest >= 10 {
+        digits += 1
+        rest /= 10
+    }
+    var v = value
+    for i in stride(from: start + digits - 1, through: start, by: -1) {
+        out[i] = 0x30 + UInt8(v % 10)
+        v /= 10
+    }
+    return start + digits
 }

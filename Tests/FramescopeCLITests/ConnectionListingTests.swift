@@ -1,0 +1,92 @@
+import Foundation
+import Testing
+
+/// How many connections a report lists, and that every way of listing them tells the same story:
+/// the worst by the documented rank, every one in ID order, one NDJSON line each.
+@Suite struct ConnectionListingTests {
+    let cli = CLITests()
+
+    /// About 75 short varint connections, a tenth of the writes starting with a bogus length: some
+    /// connections have malformed headers, most do not.
+    static let capture: String = {
+        let path = scratchDirectory + "framescope-listing-\(UUID().uuidString).pcap"
+        let made = try! CLITests().run([
+            "synth", "--size", "2M", "--flows", "20", "--connection-size", "16K", "--junk", "0.1", "--seed", "7", "-o", path,
+        ])
+        precondition(made.status == 0, made.stderr)
+        return path
+    }()
+
+    func json(_ arguments: [String]) throws -> [String: Any] {
+        let run = try cli.run(["analyze", Self.capture, "--dissector", "varint", "--format", "json"] + arguments)
+        #expect(run.status == 0, "\(run.stderr)")
+        return try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
+    }
+
+    /// The rank of the README: problems, then naive-reader loss, then partial + merged, then bytes.
+    func rank(_ connection: [String: Any]) -> [Int] {
+        var r = [0, 0, 0, 0]
+        for d in connection["directions"] as! [[String: Any]] {
+            let f = d["figures"] as! [String: Any]
+            func n(_ key: String) -> Int { f[key] as? Int ?? 0 }
+            r[0] += n("malformed") + n("damagedByGaps") + n("incompleteAtEnd") + n("boundariesNotFound")
+            r[1] += n("naiveReaderLoss")
+            r[2] += n("partialMessages") + n("mergedSegments")
+            r[3] += d["bytes"] as! Int
+        }
+        return r
+    }
+
+    @Test func everyListingAgrees() throws {
+        let all = try json([])
+        let connections = try #require(all["connections"] as? [[String: Any]])
+        let total = try #require((all["totals"] as? [String: Any])?["connections"] as? Int)
+        #expect(connections.count == total && total > 40)
+        #expect(connections.map { $0["id"] as! Int } == Array(0..<total))
+        #expect((all["totals"] as? [String: Any])?["foldedConnections"] as? Int == 0)
+        #expect(connections.contains { rank($0)[0] > 0 } && connections.contains { rank($0)[0] == 0 })
+
+        // --connections worst: the --top worst by the rank, worst first (lower ID first among equals).
+        let worst = try json(["--connections", "worst", "--top", "5"])
+        let listed = try #require(worst["connections"] as? [[String: Any]])
+        let expected = connections.sorted {
+            let (a, b) = (rank($0), rank($1))
+            return a != b ? a.lexicographicallyPrecedes(b) == false : ($0["id"] as! Int) < ($1["id"] as! Int)
+        }.prefix(5)
+        #expect(listed.map { $0["id"] as! Int } == expected.map { $0["id"] as! Int })
+        #expect((worst["totals"] as? [String: Any])?["foldedConnections"] as? Int == total - 5)
+        var (worstTotals, allTotals) = (worst["totals"] as! [String: Any], all["totals"] as! [String: Any])
+        (worstTotals["foldedConnections"], allTotals["foldedConnections"]) = (nil, nil)
+        #expect(NSDictionary(dictionary: worstTotals).isEqual(to: allTotals))  // the totals count every connection
+
+        let none = try json(["--connections", "none"])
+        #expect((none["connections"] as? [Any])?.isEmpty == true)
+        #expect((none["totals"] as? [String: Any])?["foldedConnections"] as? Int == total)
+
+        // --connections-ndjson: one line per connection, each the report's object.
+        let lines = scratchDirectory + "framescope-listing-\(UUID().uuidString).ndjson"
+        _ = try json(["--connections-ndjson", lines, "--connections", "none"])
+        let streamed = try String(contentsOfFile: lines, encoding: .utf8).split(separator: "\n").map {
+            try JSONSerialization.jsonObject(with: Data($0.utf8)) as! [String: Any]
+        }
+        #expect(streamed.count == total)
+        let byID = Dictionary(uniqueKeysWithValues: connections.map { ($0["id"] as! Int, $0) })
+        for line in streamed {
+            #expect(NSDictionary(dictionary: line).isEqual(to: byID[line["id"] as! Int]!), "connection \(line["id"]!)")
+        }
+    }
+
+    @Test func humanFormatsListTheTopWorstAndSayHowManyMore() throws {
+        let all = try json([])
+        let total = try #require((all["totals"] as? [String: Any])?["connections"] as? Int)
+        let text = try cli.run(["analyze", Self.capture, "--dissector", "varint", "--top", "3"])
+        #expect(text.status == 0)
+        #expect(text.stdout.contains("the 3 worst of \(total) connections"))
+        #expect(text.stdout.contains("and \(total - 3) more"))
+        let markdown = try cli.run(["analyze", Self.capture, "--dissector", "varint", "--top", "3", "--format", "markdown"])
+        #expect(markdown.stdout.contains("and \(total - 3) more"))
+        // Every connection listed: nothing to say.
+        let every = try cli.run(["analyze", Self.capture, "--dissector", "varint", "--top", "1000"])
+        #expect(!every.stdout.contains(" more: --top N"))
+    }
+}
