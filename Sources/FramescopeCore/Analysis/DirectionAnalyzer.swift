@@ -8,7 +8,20 @@ struct DirectionAnalyzer {
     var analysis = DirectionAnalysis()
     var cutter: FrameCutter
     var ledger = SegmentLedger()
-    var recovery = FramingRecovery()
+    /// Allocated at the first search: most directions never need one, and 50,000 open
+    /// connections would carry 350 bytes each of it.
+    private var recoveryBox: RecoveryBox?
+    var recovery: FramingRecovery {
+        get { recoveryBox?.value ?? FramingRecovery() }
+        _modify {
+            if recoveryBox == nil {
+                recoveryBox = RecoveryBox(FramingRecovery())
+            } else if !isKnownUniquelyReferenced(&recoveryBox!) {
+                recoveryBox = RecoveryBox(recoveryBox!.value)  // a copied analyzer searches on its own
+            }
+            yield &recoveryBox!.value
+        }
+    }
     /// The protobuf check of message bodies. Not optional, so the hot path reads
     /// `inspection.active` without copying the struct.
     private var inspection: BodyInspection
@@ -254,4 +267,10 @@ struct DirectionAnalyzer {
     ) -> AnalysisEvent {
         AnalysisEvent(kind, reason: reason, connection, direction, at: offset, in: segment, bytes: bytes, length: length)
     }
+}
+
+/// A direction's recovery state, out of line (see `DirectionAnalyzer.recovery`).
+final class RecoveryBox {
+    var value: FramingRecovery
+    init(_ value: FramingRecovery) { self.value = value }
 }
