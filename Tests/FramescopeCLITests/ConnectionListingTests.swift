@@ -89,4 +89,22 @@ import Testing
         let every = try cli.run(["analyze", Self.capture, "--dissector", "varint", "--top", "1000"])
         #expect(!every.stdout.contains(" more: --top N"))
     }
+
+    /// A closed connection stays in the table `--closed-timeout` seconds: a lossy corpus capture
+    /// delivers data seconds after an RST, so 60 s keeps tshark's 68 streams and 2 s splits them.
+    @Test func closedTimeoutTradesStreamsForMemory() throws {
+        let capture = CLITests.root.deletingLastPathComponent().appendingPathComponent("shared/corpus/captures/tls-many-flows-lossy.pcap").path
+        guard FileManager.default.fileExists(atPath: capture) else {
+            print("SKIP closed-timeout on a lossy capture: no ../shared/corpus")
+            return
+        }
+        func connections(_ extra: [String]) throws -> Int? {
+            let run = try cli.run(["flows", capture, "--format", "json"] + extra)
+            let json = try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any]
+            return (json?["connections"] as? [Any])?.count
+        }
+        #expect(try connections([]) == 68)
+        #expect(try connections(["--closed-timeout", "2"]) == 76)
+        #expect(try cli.run(["flows", capture, "--closed-timeout", "0"]).status == 64)
+    }
 }

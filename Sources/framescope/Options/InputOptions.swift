@@ -52,6 +52,9 @@ struct LimitOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Finalize a connection idle this many seconds (capture time).", valueName: "seconds"))
     var idleTimeout: Double = 600
 
+    @Option(help: ArgumentHelp("Finalize a closed connection (FIN both ways, or RST) idle this many seconds.", valueName: "seconds"))
+    var closedTimeout: Double = 60
+
     @Option(help: ArgumentHelp("Recent bytes per direction that retransmitted copies are compared with (conflicts); 0 = off.", valueName: "size"))
     var conflictWindow: ByteSize = ByteSize(256)
 
@@ -61,6 +64,7 @@ struct LimitOptions: ParsableArguments {
         options.maxBufferedBytesTotal = maxBufferTotal.bytes
         options.maxConnections = maxConnections
         options.idleTimeout = Int64(idleTimeout * 1e9)
+        options.closedTimeout = Int64(closedTimeout * 1e9)
         options.conflictWindow = conflictWindow.bytes
         return options
     }
@@ -68,6 +72,7 @@ struct LimitOptions: ParsableArguments {
     func validate() throws {
         if maxConnections < 1 { throw ValidationError("--max-connections must be at least 1") }
         if idleTimeout <= 0 { throw ValidationError("--idle-timeout must be positive") }
+        if closedTimeout <= 0 { throw ValidationError("--closed-timeout must be positive") }
     }
 }
 
