@@ -10,12 +10,32 @@ import Testing
     /// tombstones of removed keys (the flow table moves the last connection into a freed slot).
     @Test func aMovedKeyIsFoundAtItsNewSlotPastTombstones() {
         var index = FlowIndex(capacity: 16)
-        for i in 0..<2000 { index.insert(key(i), slot: i) }
-        for i in stride(from: 0, to: 2000, by: 3) { index.remove(key(i)) }
-        for i in 0..<2000 where i % 3 != 0 { index.move(key(i), to: 5000 + i) }
+        var keyAt: [Int: FlowKey] = [:]  // what the flow table's records hold
         for i in 0..<2000 {
-            #expect(index[key(i)] == (i % 3 == 0 ? nil : 5000 + i))
+            index.insert(key(i), slot: i)
+            keyAt[i] = key(i)
+        }
+        for i in stride(from: 0, to: 2000, by: 3) { index.remove(key(i), slot: i) }
+        for i in 0..<2000 where i % 3 != 0 {
+            index.move(key(i), from: i, to: 5000 + i)
+            keyAt[5000 + i] = key(i)
+        }
+        for i in 0..<2000 {
+            #expect(index.find(key(i)) { keyAt[$0]! == key(i) } == (i % 3 == 0 ? nil : 5000 + i))
         }
         #expect(index.count == 2000 - 667)
+    }
+
+    /// Keys whose hashes collide in their low half are told apart by the records' keys.
+    @Test func equalHashesAreToldApartByTheKey() {
+        var index = FlowIndex(capacity: 16)
+        var keyAt: [Int: FlowKey] = [:]
+        for i in 0..<500 {
+            index.insert(key(i), slot: i)
+            keyAt[i] = key(i)
+        }
+        // A lookup that never matches a record finds nothing, whatever the hashes say.
+        #expect((0..<500).allSatisfy { index.find(key($0)) { _ in false } == nil })
+        #expect((0..<500).allSatisfy { i in index.find(key(i)) { keyAt[$0]! == key(i) } == i })
     }
 }

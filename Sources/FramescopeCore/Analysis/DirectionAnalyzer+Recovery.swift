@@ -110,6 +110,7 @@ extension DirectionAnalyzer {
     /// Searched bytes no frame starts in: the tail of a message sent before the capture began
     /// (mid-stream), else junk.
     private mutating func countSkipped(_ count: Int64) {
+        guard count > 0 else { return }
         if recovery.cause == .midStream { analysis.leadingBytes += count } else { analysis.undissectedBytes += count }
     }
 

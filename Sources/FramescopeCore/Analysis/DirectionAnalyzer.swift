@@ -10,17 +10,10 @@ struct DirectionAnalyzer {
     var ledger = SegmentLedger()
     /// Allocated at the first search: most directions never need one, and 50,000 open
     /// connections would carry 350 bytes each of it.
-    private var recoveryBox: RecoveryBox?
+    private var recoveryState = OutOfLine<FramingRecovery>()
     var recovery: FramingRecovery {
-        get { recoveryBox?.value ?? FramingRecovery() }
-        _modify {
-            if recoveryBox == nil {
-                recoveryBox = RecoveryBox(FramingRecovery())
-            } else if !isKnownUniquelyReferenced(&recoveryBox!) {
-                recoveryBox = RecoveryBox(recoveryBox!.value)  // a copied analyzer searches on its own
-            }
-            yield &recoveryBox!.value
-        }
+        get { recoveryState.value }
+        _modify { yield &recoveryState.value }
     }
     /// The protobuf check of message bodies. Not optional, so the hot path reads
     /// `inspection.active` without copying the struct.
@@ -269,8 +262,3 @@ struct DirectionAnalyzer {
     }
 }
 
-/// A direction's recovery state, out of line (see `DirectionAnalyzer.recovery`).
-final class RecoveryBox {
-    var value: FramingRecovery
-    init(_ value: FramingRecovery) { self.value = value }
-}

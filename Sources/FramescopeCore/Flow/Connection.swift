@@ -54,7 +54,6 @@ public enum FinalizeReason: String, Sendable {
 /// for it, mutated in place inside the flow table.
 struct Connection<State> {
     var info: ConnectionInfo
-    var key: FlowKey
     var lastSeen: Timestamp
     var packets = 0
     /// Sequence number of the client's SYN, when one opened the connection.
@@ -64,9 +63,17 @@ struct Connection<State> {
     /// What the sink keeps for this connection.
     var state: State
 
-    init(info: ConnectionInfo, key: FlowKey, lastSeen: Timestamp, state: State) {
+    /// Computed, not stored: the index compares it only on a hash match.
+    var key: FlowKey { FlowKey(info.client, info.server) }
+
+    /// Whether `key` is this connection's 4-tuple (without building its own key).
+    @inline(__always)
+    func has(_ key: FlowKey) -> Bool {
+        (key.low == info.client && key.high == info.server) || (key.low == info.server && key.high == info.client)
+    }
+
+    init(info: ConnectionInfo, lastSeen: Timestamp, state: State) {
         self.info = info
-        self.key = key
         self.lastSeen = lastSeen
         self.state = state
     }

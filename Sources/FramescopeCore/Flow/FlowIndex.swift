@@ -1,11 +1,14 @@
 /// 4-tuple → connection slot: open addressing with linear probing and a cheap multiplicative
 /// hash, because the flow table looks up every packet and `Dictionary`'s SipHash costs more
-/// than the rest of the lookup. Deleted entries leave tombstones, cleared by rehashing.
+/// than the rest of the lookup. An entry is 8 bytes, the hash's low half and the slot: the key
+/// itself is the connection's, compared through `isKey` (the index held a copy of every
+/// 48-byte key, 100 bytes a connection at its load). Deleted entries leave tombstones, cleared
+/// by rehashing. Slots are unique, so moving and removing find an entry by its slot.
 struct FlowIndex {
     private static let empty: Int32 = -1
     private static let deleted: Int32 = -2
 
-    private var keys: [FlowKey]
+    private var hashes: [UInt32]
     private var slots: [Int32]
     private var mask: Int
     private(set) var count = 0
@@ -13,67 +16,65 @@ struct FlowIndex {
 
     init(capacity: Int = 1024) {
         let size = max(16, capacity.nextPowerOfTwo)
-        keys = [FlowKey](repeating: FlowKey.none, count: size)
+        hashes = [UInt32](repeating: 0, count: size)
         slots = [Int32](repeating: Self.empty, count: size)
         mask = size - 1
     }
 
-    subscript(key: FlowKey) -> Int? {
-        var i = Int(truncatingIfNeeded: key.mixedHash) & mask
+    /// The slot of `key`; `isKey` says whether the connection in a slot has it.
+    @inline(__always)
+    func find(_ key: FlowKey, isKey: (Int) -> Bool) -> Int? {
+        let hash = UInt32(truncatingIfNeeded: key.mixedHash)
+        var i = Int(hash) & mask
         while true {
             let slot = slots[i]
             if slot == Self.empty { return nil }
-            if slot >= 0 && keys[i] == key { return Int(slot) }
+            if slot >= 0 && hashes[i] == hash && isKey(Int(slot)) { return Int(slot) }
             i = (i + 1) & mask
         }
     }
 
-    /// Adds `key`, which must not be present.
+    /// Adds `key` at `slot`; the key must not be present.
     mutating func insert(_ key: FlowKey, slot: Int) {
+        insert(hash: UInt32(truncatingIfNeeded: key.mixedHash), slot: slot)
+    }
+
+    private mutating func insert(hash: UInt32, slot: Int) {
         if (count + tombstones + 1) * 4 > slots.count * 3 { rehash(to: count * 4 > slots.count ? slots.count * 2 : slots.count) }
-        var i = Int(truncatingIfNeeded: key.mixedHash) & mask
+        var i = Int(hash) & mask
         while slots[i] >= 0 { i = (i + 1) & mask }
         if slots[i] == Self.deleted { tombstones -= 1 }
-        keys[i] = key
+        hashes[i] = hash
         slots[i] = Int32(slot)
         count += 1
     }
 
-    /// Points `key`, which must be present, at another slot (its connection moved).
-    mutating func move(_ key: FlowKey, to slot: Int) {
-        var i = Int(truncatingIfNeeded: key.mixedHash) & mask
-        while slots[i] != Self.empty {
-            if slots[i] >= 0 && keys[i] == key {
-                slots[i] = Int32(slot)
-                return
-            }
-            i = (i + 1) & mask
-        }
-        preconditionFailure("moving a key the index does not hold")
+    /// Points the entry of `key` at `slot` to `newSlot` (its connection moved).
+    mutating func move(_ key: FlowKey, from slot: Int, to newSlot: Int) {
+        let i = position(of: key, slot: slot)
+        slots[i] = Int32(newSlot)
     }
 
-    mutating func remove(_ key: FlowKey) {
-        var i = Int(truncatingIfNeeded: key.mixedHash) & mask
-        while slots[i] != Self.empty {
-            if slots[i] >= 0 && keys[i] == key {
-                slots[i] = Self.deleted
-                count -= 1
-                tombstones += 1
-                return
-            }
-            i = (i + 1) & mask
-        }
+    mutating func remove(_ key: FlowKey, slot: Int) {
+        let i = position(of: key, slot: slot)
+        slots[i] = Self.deleted
+        count -= 1
+        tombstones += 1
     }
 
-    /// Every (key, slot) pair.
-    var entries: [(key: FlowKey, slot: Int)] {
-        slots.indices.filter { slots[$0] >= 0 }.map { (keys[$0], Int(slots[$0])) }
+    private func position(of key: FlowKey, slot: Int) -> Int {
+        var i = Int(truncatingIfNeeded: key.mixedHash) & mask
+        while slots[i] != Self.empty {
+            if slots[i] == Int32(slot) { return i }
+            i = (i + 1) & mask
+        }
+        preconditionFailure("the index does not hold slot \(slot)")
     }
 
     private mutating func rehash(to size: Int) {
-        let old = entries
+        let old = slots.indices.filter { slots[$0] >= 0 }.map { (hashes[$0], Int(slots[$0])) }
         self = FlowIndex(capacity: size)
-        for (key, slot) in old { insert(key, slot: slot) }
+        for (hash, slot) in old { insert(hash: hash, slot: slot) }
     }
 }
 

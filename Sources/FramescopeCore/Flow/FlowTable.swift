@@ -41,10 +41,11 @@ public struct FlowTable<Sink: StreamSink> {
     public mutating func receive(_ segment: TCPSegment, frame: UInt64, timestamp: Timestamp) {
         let key = FlowKey(segment.source, segment.destination)
         let slot: Int
-        if let existing = index[key], !startsNewConnection(segment, existing: connections[existing]) {
+        let existing = find(key)
+        if let existing, !startsNewConnection(segment, slot: existing) {
             slot = existing
         } else {
-            if let existing = index[key] { finalize(slot: existing, reason: .reused) }
+            if let existing { finalize(slot: existing, reason: .reused) }
             slot = open(segment, key: key, frame: frame, timestamp: timestamp)
         }
         connections[slot].receive(segment, frame: frame, timestamp: timestamp, context: &context, sink: &sink)
@@ -64,11 +65,17 @@ public struct FlowTable<Sink: StreamSink> {
 
     // MARK: Connections
 
+    /// The slot of `key`'s connection. Mutating: as a plain method it had the whole table (1.5 KB
+    /// with the sink) copied per packet to read `connections` in the closure.
+    private mutating func find(_ key: FlowKey) -> Int? {
+        index.find(key) { connections[$0].has(key) }
+    }
+
     /// A SYN (without ACK) on a known 4-tuple starts a new connection unless it repeats the
     /// SYN that opened the current one (tshark's rule for reused ports).
-    private func startsNewConnection(_ segment: TCPSegment, existing: Connection<Sink.ConnectionState>) -> Bool {
+    private mutating func startsNewConnection(_ segment: TCPSegment, slot: Int) -> Bool {
         guard segment.flags.contains(.syn), !segment.flags.contains(.ack) else { return false }
-        guard existing.info.client == segment.source, let isn = existing.clientSequence else { return true }
+        guard connections[slot].info.client == segment.source, let isn = connections[slot].clientSequence else { return true }
         return isn != segment.sequence
     }
 
@@ -79,7 +86,7 @@ public struct FlowTable<Sink: StreamSink> {
             id: ConnectionID(connectionsOpened), client: client, server: server, roleEvidence: evidence,
             firstFrame: frame, firstSeen: timestamp)
         connectionsOpened += 1
-        var connection = Connection(info: info, key: key, lastSeen: timestamp, state: sink.connectionOpened(info))
+        var connection = Connection(info: info, lastSeen: timestamp, state: sink.connectionOpened(info))
         if segment.flags.contains(.syn) && !segment.flags.contains(.ack) { connection.clientSequence = segment.sequence }
         connections.append(connection)
         index.insert(key, slot: connections.count - 1)
@@ -98,10 +105,11 @@ public struct FlowTable<Sink: StreamSink> {
 
     /// Takes the connection out (the last one moves into its slot) and finalizes it.
     private mutating func finalize(slot: Int, reason: FinalizeReason) {
-        index.remove(connections[slot].key)
-        if slot != connections.count - 1 {
-            connections.swapAt(slot, connections.count - 1)
-            index.move(connections[slot].key, to: slot)
+        index.remove(connections[slot].key, slot: slot)
+        let last = connections.count - 1
+        if slot != last {
+            connections.swapAt(slot, last)
+            index.move(connections[slot].key, from: last, to: slot)
         }
         var connection = connections.removeLast()
         connection.finalize(reason: reason, context: &context, sink: &sink)
@@ -112,7 +120,7 @@ public struct FlowTable<Sink: StreamSink> {
     private mutating func finalize(_ due: [(slot: Int, reason: FinalizeReason)]) {
         let keys = due.sorted { connections[$0.slot].info.id < connections[$1.slot].info.id }.map { (connections[$0.slot].key, $0.reason) }
         for (key, reason) in keys {
-            if let slot = index[key] { finalize(slot: slot, reason: reason) }
+            if let slot = find(key) { finalize(slot: slot, reason: reason) }
         }
     }
 

@@ -37,7 +37,7 @@ public struct RecoveryBudget: Sendable {
 /// (`FrameChainScorer`); the best wins only with `threshold` bits of evidence. Without one, a
 /// full window slides on by half; past `searchLimit` bytes the direction is given up. With
 /// delimiter framing a frame starts right after the next delimiter: nothing to weigh.
-struct FramingRecovery {
+struct FramingRecovery: Blank {
     enum Cause {
         /// The direction began without a SYN: the bytes before the first boundary are the tail
         /// of a message sent before the capture started (`leadingBytes`).

@@ -24,29 +24,42 @@ public struct ProtobufCheck: Sendable {
 }
 
 /// The protobuf check of one direction's bodies: cuts the body out of the frame bytes passing
-/// by (stream offsets), feeds the scanner, and keeps what the evidence needs.
+/// by (stream offsets), feeds the scanner, and keeps what the evidence needs. A body whole in
+/// one chunk is checked in one call and keeps nothing; the scanner and the evidence of a body
+/// that streams or fails live out of line, allocated when first needed.
 struct BodyInspection {
-    private var scanner: ProtobufScanner
+    private let schema: ProtobufSchema?
+    /// `schema != nil`, read per body without the optional struct's value witnesses.
+    private let hasSchema: Bool
     private let countDefault: UInt64
     private var start: Int64 = 0
     private var end: Int64 = 0
     private(set) var active = false
-    /// The body's first bytes, for the evidence.
-    private(set) var prefix = InlineBytes()
-    /// The frames that carried the body's first byte and the byte the scanner failed at.
-    private(set) var startFrame: UInt64 = 0
-    private(set) var failureFrame: UInt64 = 0
-    private let hasSchema: Bool
     /// The verdict of a body checked whole (`checkWhole`), until `finish` hands it out.
     private var wholeVerdict: (failure: (reason: ProtobufFailure, at: Int64)?, counted: UInt64)?
+    private var detail = OutOfLine<Detail>()
+
+    /// The streaming scanner and the evidence of the body being checked.
+    private struct Detail: Blank {
+        var scanner: ProtobufScanner?
+        /// The body's first bytes, for the evidence.
+        var prefix = InlineBytes()
+        /// The frames that carried the body's first byte and the byte the scanner failed at.
+        var startFrame: UInt64 = 0
+        var failureFrame: UInt64 = 0
+    }
+
+    var prefix: InlineBytes { detail.value.prefix }
+    var startFrame: UInt64 { detail.value.startFrame }
+    var failureFrame: UInt64 { detail.value.failureFrame }
 
     /// A body is being checked (streaming) or was checked whole and awaits `finish`.
     var isPending: Bool { active || wholeVerdict != nil }
 
     init(schema: ProtobufSchema?) {
-        scanner = ProtobufScanner(schema: schema)
-        countDefault = schema?.countDefault ?? 0
+        self.schema = schema
         hasSchema = schema != nil
+        countDefault = schema?.countDefault ?? 0
     }
 
     var bodyStart: Int64 { start }
@@ -56,9 +69,13 @@ struct BodyInspection {
         self.start = start
         self.end = end
         active = true
-        prefix.removeAll()
         wholeVerdict = nil
-        scanner.begin(length: end - start)
+        let schema = schema
+        update { d in
+            d.prefix.removeAll()
+            if d.scanner == nil { d.scanner = ProtobufScanner(schema: schema) }
+            d.scanner!.begin(length: end - start)
+        }
     }
 
     /// A body whose bytes are all here, the common case: without a schema it skips the state
@@ -75,10 +92,12 @@ struct BodyInspection {
             case .invalid(let reason, let at):
                 active = false
                 wholeVerdict = ((reason, at), countDefault)
-                prefix.removeAll()
-                prefix.append(body, limit: 16)
-                startFrame = frame
-                failureFrame = frame
+                update { d in
+                    d.prefix.removeAll()
+                    d.prefix.append(body, limit: 16)
+                    d.startFrame = frame
+                    d.failureFrame = frame
+                }
                 return
             case .hasGroups:
                 break
@@ -95,11 +114,13 @@ struct BodyInspection {
         let from = max(offset, start), to = min(offset + Int64(bytes.count), end)
         guard from < to else { return }
         let part = bytes.slice(from: Int(from - offset), count: Int(to - from))
-        if prefix.isEmpty { startFrame = frame }
-        if prefix.count < 16 { prefix.append(part, limit: 16) }
-        let failedBefore = scanner.failure != nil
-        scanner.feed(part)
-        if !failedBefore && scanner.failure != nil { failureFrame = frame }
+        update { d in
+            if d.prefix.isEmpty { d.startFrame = frame }
+            if d.prefix.count < 16 { d.prefix.append(part, limit: 16) }
+            let failedBefore = d.scanner!.failure != nil
+            d.scanner!.feed(part)
+            if !failedBefore && d.scanner!.failure != nil { d.failureFrame = frame }
+        }
     }
 
     /// The verdict for the body just completed: nil when it parses, and the counted value.
@@ -109,14 +130,21 @@ struct BodyInspection {
             return verdict
         }
         active = false
-        let failedBefore = scanner.failure != nil
-        let failure = scanner.finish()
-        if !failedBefore && failure != nil { failureFrame = frame }
-        return (failure, scanner.counted ?? countDefault)
+        let countDefault = countDefault
+        return update { d in
+            let failedBefore = d.scanner!.failure != nil
+            let failure = d.scanner!.finish()
+            if !failedBefore && failure != nil { d.failureFrame = frame }
+            return (failure, d.scanner!.counted ?? countDefault)
+        }
     }
 
     mutating func abandon() {
         active = false
         wholeVerdict = nil
+    }
+
+    private mutating func update<T>(_ body: (inout Detail) -> T) -> T {
+        body(&detail.value)
     }
 }

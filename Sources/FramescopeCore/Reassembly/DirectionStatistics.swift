@@ -1,4 +1,6 @@
-/// What happened to one direction of a connection.
+/// What happened to one direction of a connection. What a clean direction never counts
+/// (keep-alives, conflicts, gaps, late bytes, offload segments) lives out of line, allocated at
+/// the first.
 public struct DirectionStatistics: Sendable, Equatable {
     /// TCP packets sent in this direction.
     public var packets = 0
@@ -14,20 +16,6 @@ public struct DirectionStatistics: Sendable, Equatable {
     public var retransmissions = 0
     /// Segments that arrived ahead of a hole and were buffered.
     public var outOfOrder = 0
-    /// Keep-alive probes (one byte or none, just below the next expected byte).
-    public var keepAlives = 0
-    /// Overlapping copies whose bytes differ from the kept copy, and their bytes.
-    public var conflicts = 0
-    public var conflictBytes: Int64 = 0
-    /// Holes skipped, and the bytes missing in them.
-    public var gaps = 0
-    public var gapBytes: Int64 = 0
-    /// Holes skipped early because a buffer limit was reached (a subset of `gaps`).
-    public var bufferLimitGaps = 0
-    /// Segments, and their bytes, that arrived for a hole already skipped by a buffer limit:
-    /// captured but too late to deliver.
-    public var lateSegments = 0
-    public var lateBytes: Int64 = 0
     public var synSeen = false
     public var finSeen = false
     public var rstSeen = false
@@ -35,12 +23,84 @@ public struct DirectionStatistics: Sendable, Equatable {
     public var startedMidStream = false
     /// MSS announced by the sender's SYN, 0 if none was seen.
     public var maximumSegmentSize = 0
-    /// Segments longer than the MSS the receiver announced: offload super-segments (TSO/GRO
-    /// on the capturing host), which distort partial/merged figures.
-    public var segmentsOverMSS = 0
-    /// Retransmitted copies that could not be compared because they fell outside the
-    /// conflict window.
-    public var uncheckedOverlapBytes: Int64 = 0
+    private var rare = OutOfLine<Rare>()
+
+    struct Rare: Sendable, Equatable, Blank {
+        var keepAlives = 0
+        var conflicts = 0
+        var conflictBytes: Int64 = 0
+        var gaps = 0
+        var gapBytes: Int64 = 0
+        var bufferLimitGaps = 0
+        var lateSegments = 0
+        var lateBytes: Int64 = 0
+        var segmentsOverMSS = 0
+        var uncheckedOverlapBytes: Int64 = 0
+    }
 
     public init() {}
+
+    // Each: read straight from the box (zero without one); assigning zero without a box
+    // allocates nothing; `+=` allocates it.
+
+    /// Keep-alive probes (one byte or none, just below the next expected byte).
+    public var keepAlives: Int {
+        get { rare.stored?.value.keepAlives ?? 0 }
+        set { if rare.isAllocated || newValue != 0 { rare.value.keepAlives = newValue } }
+        _modify { yield &rare.value.keepAlives }
+    }
+    /// Overlapping copies whose bytes differ from the kept copy, and their bytes.
+    public var conflicts: Int {
+        get { rare.stored?.value.conflicts ?? 0 }
+        set { if rare.isAllocated || newValue != 0 { rare.value.conflicts = newValue } }
+        _modify { yield &rare.value.conflicts }
+    }
+    public var conflictBytes: Int64 {
+        get { rare.stored?.value.conflictBytes ?? 0 }
+        set { if rare.isAllocated || newValue != 0 { rare.value.conflictBytes = newValue } }
+        _modify { yield &rare.value.conflictBytes }
+    }
+    /// Holes skipped, and the bytes missing in them.
+    public var gaps: Int {
+        get { rare.stored?.value.gaps ?? 0 }
+        set { if rare.isAllocated || newValue != 0 { rare.value.gaps = newValue } }
+        _modify { yield &rare.value.gaps }
+    }
+    public var gapBytes: Int64 {
+        get { rare.stored?.value.gapBytes ?? 0 }
+        set { if rare.isAllocated || newValue != 0 { rare.value.gapBytes = newValue } }
+        _modify { yield &rare.value.gapBytes }
+    }
+    /// Holes skipped early because a buffer limit was reached (a subset of `gaps`).
+    public var bufferLimitGaps: Int {
+        get { rare.stored?.value.bufferLimitGaps ?? 0 }
+        set { if rare.isAllocated || newValue != 0 { rare.value.bufferLimitGaps = newValue } }
+        _modify { yield &rare.value.bufferLimitGaps }
+    }
+    /// Segments, and their bytes, that arrived for a hole already skipped by a buffer limit:
+    /// captured but too late to deliver.
+    public var lateSegments: Int {
+        get { rare.stored?.value.lateSegments ?? 0 }
+        set { if rare.isAllocated || newValue != 0 { rare.value.lateSegments = newValue } }
+        _modify { yield &rare.value.lateSegments }
+    }
+    public var lateBytes: Int64 {
+        get { rare.stored?.value.lateBytes ?? 0 }
+        set { if rare.isAllocated || newValue != 0 { rare.value.lateBytes = newValue } }
+        _modify { yield &rare.value.lateBytes }
+    }
+    /// Segments longer than the MSS the receiver announced: offload super-segments (TSO/GRO
+    /// on the capturing host), which distort partial/merged figures.
+    public var segmentsOverMSS: Int {
+        get { rare.stored?.value.segmentsOverMSS ?? 0 }
+        set { if rare.isAllocated || newValue != 0 { rare.value.segmentsOverMSS = newValue } }
+        _modify { yield &rare.value.segmentsOverMSS }
+    }
+    /// Retransmitted copies that could not be compared because they fell outside the
+    /// conflict window.
+    public var uncheckedOverlapBytes: Int64 {
+        get { rare.stored?.value.uncheckedOverlapBytes ?? 0 }
+        set { if rare.isAllocated || newValue != 0 { rare.value.uncheckedOverlapBytes = newValue } }
+        _modify { yield &rare.value.uncheckedOverlapBytes }
+    }
 }

@@ -21,7 +21,7 @@ extension HalfStream {
         _ bytes: UnsafeRawBufferPointer, at offset: Int64, frame: UInt64, route: Route, sink: inout Sink, state: inout Sink.ConnectionState
     ) {
         let result = window?.compare(bytes, at: offset) ?? (from: offset, checked: 0, differs: false)
-        statistics.uncheckedOverlapBytes += Int64(bytes.count - result.checked)
+        if bytes.count > result.checked { statistics.uncheckedOverlapBytes += Int64(bytes.count - result.checked) }
         if result.differs {
             reportConflict(at: result.from, length: Int64(result.checked), frame: frame, route: route, sink: &sink, state: &state)
         }

@@ -1,4 +1,8 @@
 /// What the dissector found in one direction of a connection. Definitions in the README.
+///
+/// What a healthy direction never counts (malformed headers, junk, recovery, incomplete and
+/// damaged messages, invalid bodies) lives out of line in `Anomalies`, allocated at the first:
+/// 50,000 open connections carry the pointer, not the counters.
 public struct DirectionAnalysis: Sendable, Equatable {
     public var messages = 0
     public var messageBytes: Int64 = 0
@@ -14,40 +18,140 @@ public struct DirectionAnalysis: Sendable, Equatable {
     public var messagesPerSegment = CountHistogram()
     /// Messages a receiver parsing one message per read would lose.
     public var naiveReaderLoss = 0
-    public var malformed = 0
-    public var malformedByReason = ReasonCounts<MalformedReason>()
-    public var incompleteAtEnd = 0
-    public var incompleteBytes: Int64 = 0
-    /// Messages that a gap (bytes never captured) fell into.
-    public var damagedByGaps = 0
-    /// Bytes no message could be found in: skipped while resynchronising, or after giving up.
-    public var undissectedBytes: Int64 = 0
-    /// Bytes of a direction picked up mid-stream before its first boundary: the tail of a
-    /// message sent before the capture started (neither a message nor malformed).
-    public var leadingBytes: Int64 = 0
-    /// The weakest evidence, in bits, of the boundaries recovery found (mid-stream pickup,
-    /// resynchronisation); nil when it found none.
-    public var boundaryEvidenceBits: Double?
-    /// Searches that ended (at a gap or the end) without a boundary clearing the bar.
-    public var boundariesNotFound = 0
-    public var preambleBytes: Int64 = 0
-    /// Resynchronisations that found frames again, and directions given up.
-    public var resyncs = 0
-    public var stopped = false
     /// Time from a message's first to its last segment, in microseconds.
     public var assemblyLatencyMicroseconds = QuantileHistogram()
-    /// Segments longer than the MSS the receiver announced (offload super-segments).
-    public var segmentsOverMSS = 0
     /// Partial, merged and malformed over time (per direction; not summed by `merge`).
     public var timeline = EventTimeline()
-    /// Bodies checked as protobuf, those that did not parse (by reason), and the valid ones
-    /// counted by the schema's count field; all zero when no check applied.
+    /// Bodies checked as protobuf (the invalid ones are anomalies), and the valid ones by the
+    /// value of the schema's count field.
     public var protobufChecked = 0
-    public var protobufInvalid = 0
-    public var protobufInvalidByReason = ReasonCounts<ProtobufFailure>()
     var countedValues = ValueCounts()
+    private var anomalies = OutOfLine<Anomalies>()
+
+    struct Anomalies: Sendable, Equatable, Blank {
+        var malformed = 0
+        var malformedByReason = ReasonCounts<MalformedReason>()
+        var incompleteAtEnd = 0
+        var incompleteBytes: Int64 = 0
+        var damagedByGaps = 0
+        var undissectedBytes: Int64 = 0
+        var leadingBytes: Int64 = 0
+        var boundaryEvidenceBits: Double?
+        var boundariesNotFound = 0
+        var preambleBytes: Int64 = 0
+        var resyncs = 0
+        var stopped = false
+        var segmentsOverMSS = 0
+        var protobufInvalid = 0
+        var protobufInvalidByReason = ReasonCounts<ProtobufFailure>()
+
+        mutating func merge(_ o: Anomalies) {
+            malformed += o.malformed
+            malformedByReason.merge(o.malformedByReason)
+            incompleteAtEnd += o.incompleteAtEnd
+            incompleteBytes += o.incompleteBytes
+            damagedByGaps += o.damagedByGaps
+            undissectedBytes += o.undissectedBytes
+            leadingBytes += o.leadingBytes
+            if let bits = o.boundaryEvidenceBits { boundaryEvidenceBits = min(boundaryEvidenceBits ?? bits, bits) }
+            boundariesNotFound += o.boundariesNotFound
+            preambleBytes += o.preambleBytes
+            resyncs += o.resyncs
+            segmentsOverMSS += o.segmentsOverMSS
+            protobufInvalid += o.protobufInvalid
+            protobufInvalidByReason.merge(o.protobufInvalidByReason)
+        }
+    }
 
     public init() {}
+
+    // Each anomaly: read straight from the box (zero without one); assigning zero without a box
+    // allocates nothing; `+=` allocates it.
+
+    public var malformed: Int {
+        get { anomalies.stored?.value.malformed ?? 0 }
+        set { if anomalies.isAllocated || newValue != 0 { anomalies.value.malformed = newValue } }
+        _modify { yield &anomalies.value.malformed }
+    }
+    public var malformedByReason: ReasonCounts<MalformedReason> {
+        get { anomalies.stored?.value.malformedByReason ?? ReasonCounts<MalformedReason>() }
+        _modify { yield &anomalies.value.malformedByReason }
+    }
+    public var incompleteAtEnd: Int {
+        get { anomalies.stored?.value.incompleteAtEnd ?? 0 }
+        set { if anomalies.isAllocated || newValue != 0 { anomalies.value.incompleteAtEnd = newValue } }
+        _modify { yield &anomalies.value.incompleteAtEnd }
+    }
+    public var incompleteBytes: Int64 {
+        get { anomalies.stored?.value.incompleteBytes ?? 0 }
+        set { if anomalies.isAllocated || newValue != 0 { anomalies.value.incompleteBytes = newValue } }
+        _modify { yield &anomalies.value.incompleteBytes }
+    }
+    /// Messages that a gap (bytes never captured) fell into.
+    public var damagedByGaps: Int {
+        get { anomalies.stored?.value.damagedByGaps ?? 0 }
+        set { if anomalies.isAllocated || newValue != 0 { anomalies.value.damagedByGaps = newValue } }
+        _modify { yield &anomalies.value.damagedByGaps }
+    }
+    /// Bytes no message could be found in: skipped while resynchronising, or after giving up.
+    public var undissectedBytes: Int64 {
+        get { anomalies.stored?.value.undissectedBytes ?? 0 }
+        set { if anomalies.isAllocated || newValue != 0 { anomalies.value.undissectedBytes = newValue } }
+        _modify { yield &anomalies.value.undissectedBytes }
+    }
+    /// Bytes of a direction picked up mid-stream before its first boundary: the tail of a
+    /// message sent before the capture started (neither a message nor malformed).
+    public var leadingBytes: Int64 {
+        get { anomalies.stored?.value.leadingBytes ?? 0 }
+        set { if anomalies.isAllocated || newValue != 0 { anomalies.value.leadingBytes = newValue } }
+        _modify { yield &anomalies.value.leadingBytes }
+    }
+    /// The weakest evidence, in bits, of the boundaries recovery found (mid-stream pickup,
+    /// resynchronisation); nil when it found none.
+    public var boundaryEvidenceBits: Double? {
+        get { anomalies.stored?.value.boundaryEvidenceBits ?? nil }
+        set { if anomalies.isAllocated || newValue != nil { anomalies.value.boundaryEvidenceBits = newValue } }
+        _modify { yield &anomalies.value.boundaryEvidenceBits }
+    }
+    /// Searches that ended (at a gap or the end) without a boundary clearing the bar.
+    public var boundariesNotFound: Int {
+        get { anomalies.stored?.value.boundariesNotFound ?? 0 }
+        set { if anomalies.isAllocated || newValue != 0 { anomalies.value.boundariesNotFound = newValue } }
+        _modify { yield &anomalies.value.boundariesNotFound }
+    }
+    public var preambleBytes: Int64 {
+        get { anomalies.stored?.value.preambleBytes ?? 0 }
+        set { if anomalies.isAllocated || newValue != 0 { anomalies.value.preambleBytes = newValue } }
+        _modify { yield &anomalies.value.preambleBytes }
+    }
+    /// Resynchronisations that found frames again, and directions given up.
+    public var resyncs: Int {
+        get { anomalies.stored?.value.resyncs ?? 0 }
+        set { if anomalies.isAllocated || newValue != 0 { anomalies.value.resyncs = newValue } }
+        _modify { yield &anomalies.value.resyncs }
+    }
+    public var stopped: Bool {
+        get { anomalies.stored?.value.stopped ?? false }
+        set { if anomalies.isAllocated || newValue != false { anomalies.value.stopped = newValue } }
+        _modify { yield &anomalies.value.stopped }
+    }
+    /// Segments longer than the MSS the receiver announced (offload super-segments).
+    public var segmentsOverMSS: Int {
+        get { anomalies.stored?.value.segmentsOverMSS ?? 0 }
+        set { if anomalies.isAllocated || newValue != 0 { anomalies.value.segmentsOverMSS = newValue } }
+        _modify { yield &anomalies.value.segmentsOverMSS }
+    }
+    /// Bodies that did not parse as protobuf, by reason; and the valid ones counted by the
+    /// schema's count field. All zero when no check applied.
+    public var protobufInvalid: Int {
+        get { anomalies.stored?.value.protobufInvalid ?? 0 }
+        set { if anomalies.isAllocated || newValue != 0 { anomalies.value.protobufInvalid = newValue } }
+        _modify { yield &anomalies.value.protobufInvalid }
+    }
+    public var protobufInvalidByReason: ReasonCounts<ProtobufFailure> {
+        get { anomalies.stored?.value.protobufInvalidByReason ?? ReasonCounts() }
+        _modify { yield &anomalies.value.protobufInvalidByReason }
+    }
 
     /// Messages by type value, when the dissector reads a type.
     public var types: [UInt64: Int] { typeCounts.all }
@@ -63,8 +167,6 @@ public struct DirectionAnalysis: Sendable, Equatable {
         sizes.merge(o.sizes)
         typeCounts.merge(o.typeCounts)
         protobufChecked += o.protobufChecked
-        protobufInvalid += o.protobufInvalid
-        protobufInvalidByReason.merge(o.protobufInvalidByReason)
         countedValues.merge(o.countedValues)
         segments += o.segments
         partialMessages += o.partialMessages
@@ -72,18 +174,7 @@ public struct DirectionAnalysis: Sendable, Equatable {
         mergedSegments += o.mergedSegments
         messagesPerSegment.merge(o.messagesPerSegment)
         naiveReaderLoss += o.naiveReaderLoss
-        malformed += o.malformed
-        malformedByReason.merge(o.malformedByReason)
-        incompleteAtEnd += o.incompleteAtEnd
-        incompleteBytes += o.incompleteBytes
-        damagedByGaps += o.damagedByGaps
-        undissectedBytes += o.undissectedBytes
-        leadingBytes += o.leadingBytes
-        if let bits = o.boundaryEvidenceBits { boundaryEvidenceBits = min(boundaryEvidenceBits ?? bits, bits) }
-        boundariesNotFound += o.boundariesNotFound
-        preambleBytes += o.preambleBytes
-        resyncs += o.resyncs
         assemblyLatencyMicroseconds.merge(o.assemblyLatencyMicroseconds)
-        segmentsOverMSS += o.segmentsOverMSS
+        if o.anomalies.isAllocated { anomalies.value.merge(o.anomalies.value) }
     }
 }

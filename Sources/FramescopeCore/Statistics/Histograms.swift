@@ -31,22 +31,29 @@ public struct CountHistogram: Sendable, Equatable {
 
 /// Quantiles of non-negative values in bounded memory: values below `2 << bits` exactly, above
 /// in `1 << bits` log-linear sub-buckets per power of two (quantiles within 1/2^bits of the true
-/// value, rounded down); minimum and maximum exact. Buckets grow only up to the largest value
-/// seen. Per-direction histograms are coarse (bits 3: small, cache-friendly), the totals fine (6).
+/// value, rounded down); minimum and maximum exact. Per-direction histograms are coarse (bits 3:
+/// small, cache-friendly), the totals fine (6).
+///
+/// Up to `sparseLimit` buckets are kept as sorted (index, count) pairs, then as a dense array up
+/// to the largest bucket used: a short connection's few messages would otherwise pay for the
+/// whole range (one latency of a second is bucket 136, a 544-byte array).
 public struct QuantileHistogram: Sendable, Equatable {
-    public let bits: Int
+    private let storedBits: UInt8
+    public var bits: Int { Int(storedBits) }
+    private var isDense = false
+    /// Sparse: index, count, index, count… sorted by index. Dense: the count of every bucket.
     private var buckets: [UInt32] = []
+    static let sparseLimit = 8
     /// Zeros are counted apart: most messages arrive in one segment (latency 0), and a counter
     /// is cheaper than a bucket.
     private var zeros = 0
     public private(set) var count = 0
     public private(set) var minimum: Int64 = .max
     public private(set) var maximum: Int64 = 0
-    public private(set) var sum: Int64 = 0
 
     public init(bits: Int = 3) {
         precondition((1...10).contains(bits))
-        self.bits = bits
+        storedBits = UInt8(bits)
     }
 
     public mutating func add(_ value: Int64) {
@@ -56,34 +63,73 @@ public struct QuantileHistogram: Sendable, Equatable {
             minimum = 0
             return
         }
-        let v = value
-        let index = bucket(v)
-        if index >= buckets.count { buckets += [UInt32](repeating: 0, count: index + 1 - buckets.count) }
-        buckets[index] &+= 1
+        let index = bucket(value)
+        if isDense && index < buckets.count {
+            buckets[index] &+= 1  // the common case of a busy direction, inline
+        } else {
+            add(count: 1, toBucket: index)
+        }
         count += 1
-        if v < minimum { minimum = v }
-        if v > maximum { maximum = v }
-        sum &+= v
+        if value < minimum { minimum = value }
+        if value > maximum { maximum = value }
+    }
+
+    @inline(never)
+    private mutating func add(count n: UInt32, toBucket index: Int) {
+        if isDense {
+            if index >= buckets.count { buckets.append(contentsOf: repeatElement(0, count: index + 1 - buckets.count)) }
+            buckets[index] &+= n
+            return
+        }
+        var i = 0
+        while i < buckets.count && Int(buckets[i]) < index { i += 2 }
+        if i < buckets.count && Int(buckets[i]) == index {
+            buckets[i + 1] &+= n
+        } else if buckets.count < 2 * Self.sparseLimit {
+            if buckets.capacity < 2 * Self.sparseLimit { buckets.reserveCapacity(2 * Self.sparseLimit) }
+            buckets.insert(n, at: i)
+            buckets.insert(UInt32(index), at: i)
+        } else {
+            makeDense()
+            add(count: n, toBucket: index)
+        }
+    }
+
+    private mutating func makeDense() {
+        // Sparse pairs are sorted: the last holds the largest index.
+        var dense = [UInt32](repeating: 0, count: buckets.isEmpty ? 0 : Int(buckets[buckets.count - 2]) + 1)
+        for k in stride(from: 0, to: buckets.count, by: 2) { dense[Int(buckets[k])] = buckets[k + 1] }
+        buckets = dense
+        isDense = true
+    }
+
+    /// `(index, count)` of every bucket holding values, in index order.
+    private var nonEmptyBuckets: [(index: Int, count: UInt32)] {
+        var all: [(index: Int, count: UInt32)] = []
+        forEachBucket { all.append(($0, $1)) }
+        return all
+    }
+
+    /// Calls `body` with the index and count of every bucket holding values, in index order.
+    @inline(__always)
+    private func forEachBucket(_ body: (Int, UInt32) -> Void) {
+        if isDense {
+            for (i, n) in buckets.enumerated() where n > 0 { body(i, n) }
+        } else {
+            for k in stride(from: 0, to: buckets.count, by: 2) { body(Int(buckets[k]), buckets[k + 1]) }
+        }
     }
 
     /// Adds `other`'s counts; values keep `other`'s precision when it is coarser.
     public mutating func merge(_ other: QuantileHistogram) {
         guard other.count > 0 else { return }
         zeros += other.zeros
-        if other.bits == bits {
-            if other.buckets.count > buckets.count { buckets += [UInt32](repeating: 0, count: other.buckets.count - buckets.count) }
-            for i in other.buckets.indices { buckets[i] &+= other.buckets[i] }
-        } else {
-            for (i, n) in other.buckets.enumerated() where n > 0 {
-                let index = bucket(other.lowerBound(i))
-                if index >= buckets.count { buckets += [UInt32](repeating: 0, count: index + 1 - buckets.count) }
-                buckets[index] &+= n
-            }
+        for (i, n) in other.nonEmptyBuckets {
+            add(count: n, toBucket: other.bits == bits ? i : bucket(other.lowerBound(i)))
         }
         count += other.count
         minimum = min(minimum, other.minimum)
         maximum = max(maximum, other.maximum)
-        sum &+= other.sum
     }
 
     /// The value at quantile `q` (0...1), or 0 when empty.
@@ -92,23 +138,30 @@ public struct QuantileHistogram: Sendable, Equatable {
         let rank = max(1, Int((q * Double(count)).rounded(.up)))
         if rank <= zeros { return 0 }
         var seen = zeros
-        for (i, n) in buckets.enumerated() where n > 0 {
+        var found: Int?
+        forEachBucket { i, n in
+            guard found == nil else { return }
             seen += Int(n)
-            if seen >= rank { return min(max(lowerBound(i), minimum), maximum) }
+            if seen >= rank { found = i }
         }
-        return maximum
+        return found.map { min(max(lowerBound($0), minimum), maximum) } ?? maximum
     }
 
     /// Counts by power of two, exact (buckets never straddle one): `(lower, count)` where a
     /// value `v` counts under the largest power of two ≤ `v` (0 under 0); only non-empty bins.
     public var powerOfTwoBins: [(lower: Int64, count: Int)] {
         var bins = [Int](repeating: 0, count: 64)
-        for (i, n) in buckets.enumerated() where n > 0 {
+        forEachBucket { i, n in
             let v = lowerBound(i)
             bins[v == 0 ? 0 : 64 - v.leadingZeroBitCount] += Int(n)
         }
         bins[0] += zeros
         return bins.indices.filter { bins[$0] > 0 }.map { ($0 == 0 ? 0 : Int64(1) << ($0 - 1), bins[$0]) }
+    }
+
+    public static func == (a: QuantileHistogram, b: QuantileHistogram) -> Bool {
+        (a.bits, a.zeros, a.count, a.minimum, a.maximum) == (b.bits, b.zeros, b.count, b.minimum, b.maximum)
+            && a.nonEmptyBuckets.elementsEqual(b.nonEmptyBuckets) { $0 == $1 }
     }
 
     @inline(__always)
