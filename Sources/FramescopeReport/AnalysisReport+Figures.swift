@@ -13,8 +13,9 @@ extension AnalysisReport.Connection {
         end = a.summary.end.rawValue
         firstTime = info.firstSeen.epochString
         lastTime = a.summary.lastSeen.epochString
+        let (client, server) = (client, server)  // each formatted once
         directions = Direction.allCases.map { d in
-            let (from, to) = d == .clientToServer ? (info.client, info.server) : (info.server, info.client)
+            let (from, to) = d == .clientToServer ? (client, server) : (server, client)
             let stats = a.summary[d]
             let analysis = a.directions?[d] ?? DirectionAnalysis()
             let figures = AnalysisReport.Figures(analysis, segments: stats.segments, protobuf: protobuf)
@@ -23,7 +24,7 @@ extension AnalysisReport.Connection {
                 types = Dictionary(uniqueKeysWithValues: analysis.types.map { (typeLabel($0.key, names: spec.typeNames), $0.value) })
             }
             return AnalysisReport.DirectionReport(
-                from: from.description, to: to.description, bytes: stats.bytes, gapBytes: stats.gapBytes, figures: figures, messageTypes: types,
+                from: from, to: to, bytes: stats.bytes, gapBytes: stats.gapBytes, figures: figures, messageTypes: types,
                 timeline: analysis.timeline.isEmpty ? nil : AnalysisReport.Timeline(analysis.timeline))
         }
     }

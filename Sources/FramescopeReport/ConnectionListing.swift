@@ -100,7 +100,10 @@ public final class ConnectionListing: @unchecked Sendable {
     }
 
     private func noteSuggestionCandidates(_ analysis: ConnectionAnalysis) {
-        guard let spec = analysis.spec, case .lengthField = spec.kind, let directions = analysis.directions else { return }
+        guard let directions = analysis.directions,
+            Direction.allCases.contains(where: { directions[$0].malformed > 0 || directions[$0].incompleteAtEnd > 0 }),
+            let spec = analysis.spec, case .lengthField = spec.kind
+        else { return }
         let id = analysis.summary.info.id
         if suggestionCandidates.count == Self.suggestionLimit, let last = suggestionCandidates.last, last.analysis.summary.info.id < id { return }
         for d in Direction.allCases where directions[d].malformed > 0 || directions[d].incompleteAtEnd > 0 {

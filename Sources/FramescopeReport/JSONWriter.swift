@@ -15,8 +15,13 @@ public struct JSONWriter {
     private var depth = 0
     /// Bytes written to `fd` so far.
     private var flushed = 0
-    /// Per open container: whether it has a member yet, and the last key written (objects).
-    private var stack: [(hasMember: Bool, lastKey: String?)] = []
+    /// Bit `d`: the container open at depth `d` has a member yet (a report nests a few levels;
+    /// a bit per level costs no allocation per container).
+    private var hasMember: UInt64 = 0
+    #if DEBUG
+    /// Per open object, the last key written (the order check).
+    private var lastKeys: [String?] = []
+    #endif
     public private(set) var failed = false
 
     public init(fd: Int32, layout: Layout = .pretty) {
@@ -40,9 +45,9 @@ public struct JSONWriter {
 
     /// An array whose members `body` writes with `encodedMember`.
     public mutating func array(_ body: (inout JSONWriter) -> Void) {
-        open("[")
+        open(0x5B)
         body(&self)
-        close("]")
+        close(0x5D)
     }
 
     /// Makes `failed` true: a part of the document could not be produced.
@@ -56,23 +61,25 @@ public struct JSONWriter {
     }
 
     public mutating func object(_ body: (inout JSONWriter) -> Void) {
-        open("{")
+        open(0x7B)
         body(&self)
-        close("}")
+        close(0x7D)
     }
 
     public mutating func array<S: Sequence>(_ elements: S, _ body: (inout JSONWriter, S.Element) -> Void) {
-        open("[")
+        open(0x5B)
         for element in elements {
             member()
             body(&self, element)
         }
-        close("]")
+        close(0x5D)
     }
 
     /// Starts the member `key` of the current object; the value follows.
     public mutating func key(_ key: String) {
+        #if DEBUG
         checkOrder(key)
+        #endif
         member()
         string(key)
         append(layout == .pretty ? " : " as StaticString : ":")
@@ -80,20 +87,22 @@ public struct JSONWriter {
 
     /// A literal key: plain ASCII, so it is copied without an escape scan.
     public mutating func key(_ key: StaticString) {
-        checkOrder(key.description)
+        #if DEBUG
+        checkOrder(key.description)  // (in debug builds only: building the String costs more than the key)
+        #endif
         member()
         buffer.append(0x22)
         key.withUTF8Buffer { buffer.append(contentsOf: $0) }
         append(layout == .pretty ? "\" : " as StaticString : "\":")
     }
 
-    private mutating func checkOrder(_ key: @autoclosure () -> String) {
-        #if DEBUG
-        let k = key()
-        assert(stack.last?.lastKey.map { $0 < k } ?? true, "JSON keys out of order: \(k) after \(stack.last?.lastKey ?? "")")
-        stack[stack.count - 1].lastKey = k
-        #endif
+    #if DEBUG
+    private mutating func checkOrder(_ k: String) {
+        let last = lastKeys[lastKeys.count - 1]
+        assert(last.map { $0 < k } ?? true, "JSON keys out of order: \(k) after \(last ?? "")")
+        lastKeys[lastKeys.count - 1] = k
     }
+    #endif
 
     // MARK: Values
 
@@ -223,25 +232,33 @@ public struct JSONWriter {
 
     // MARK: Layout
 
-    private mutating func open(_ bracket: String) {
-        append(bracket)
-        stack.append((false, nil))
+    private mutating func open(_ bracket: UInt8) {
+        buffer.append(bracket)
         depth += 1
+        precondition(depth < 64, "JSON nested deeper than 63 levels")
+        hasMember &= ~(1 << depth)
+        #if DEBUG
+        lastKeys.append(nil)
+        #endif
     }
 
-    private mutating func close(_ bracket: String) {
-        let hadMember = stack.removeLast().hasMember
+    private mutating func close(_ bracket: UInt8) {
+        let hadMember = hasMember & (1 << depth) != 0
         depth -= 1
+        #if DEBUG
+        lastKeys.removeLast()
+        #endif
         if layout == .pretty {
-            if !hadMember { append("\n") }
+            if !hadMember { buffer.append(0x0A) }
             newline()
         }
-        append(bracket)
+        buffer.append(bracket)
+        if buffer.count >= 1 << 16 { flush() }
     }
 
     private mutating func member() {
-        if stack[stack.count - 1].hasMember { buffer.append(0x2C) }
-        stack[stack.count - 1].hasMember = true
+        if hasMember & (1 << depth) != 0 { buffer.append(0x2C) }
+        hasMember |= 1 << depth
         newline()
     }
 

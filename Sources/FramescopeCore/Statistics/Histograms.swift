@@ -124,9 +124,7 @@ public struct QuantileHistogram: Sendable, Equatable {
     public mutating func merge(_ other: QuantileHistogram) {
         guard other.count > 0 else { return }
         zeros += other.zeros
-        for (i, n) in other.nonEmptyBuckets {
-            add(count: n, toBucket: other.bits == bits ? i : bucket(other.lowerBound(i)))
-        }
+        other.forEachBucket { i, n in add(count: n, toBucket: other.bits == bits ? i : bucket(other.lowerBound(i))) }
         count += other.count
         minimum = min(minimum, other.minimum)
         maximum = max(maximum, other.maximum)
