@@ -7,8 +7,10 @@ import Glibc
 /// Packets copied out of libpcap's buffer into one block, so another thread can process them.
 /// Raw fixed-size storage: no array growth or exclusivity checks per packet.
 final class PacketBatch: Batch, @unchecked Sendable {
-    static let capacity = 4 << 20
-    static let maxPackets = 32_768
+    /// 1 MiB: a thousand hand-overs a gigabyte cost nothing measurable, and the batches in
+    /// circulation are 5 MiB of RSS instead of 19.
+    static let capacity = 1 << 20
+    static let maxPackets = 8_192
     /// Room for one more packet of the largest snaplen after `capacity` is reached.
     private let bytes = UnsafeMutableRawPointer.allocate(byteCount: capacity + 262_144, alignment: 16)
     private let packets = UnsafeMutablePointer<(info: CaptureInfo, offset: Int)>.allocate(capacity: maxPackets)
