@@ -19,7 +19,7 @@ extension AnalysisReport {
             switch listing?.scope {
             case .all?: w.array { w in listing!.writeAll(to: &w) }
             case .nothing?: w.array { _ in }
-            case .worst?, nil: w.array(connections) { w, c in c.write(to: &w) }
+            case .worst?, nil: w.array(analyses) { w, a in a.writeJSON(to: &w, protobuf: protobufCheck) }
             }
             w.key("dissectors")
             w.object { w in
@@ -88,107 +88,39 @@ extension AnalysisReport {
     }
 }
 
-extension AnalysisReport.Connection {
-    /// One connection, on one line (a report lists tens of thousands; `--connections-ndjson`
-    /// writes the same lines). Its figures leave out what is zero.
-    public func write(to w: inout JSONWriter) {
-        w.compact { w in self.writeObject(to: &w) }
-    }
-
-    private func writeObject(to w: inout JSONWriter) {
-        w.object { w in
-            w.field("client", client)
-            w.key("directions")
-            w.array(directions) { w, d in d.write(to: &w) }
-            w.field("dissector", dissector)
-            w.field("end", end)
-            w.field("firstTime", firstTime)
-            w.field("id", id)
-            w.field("lastTime", lastTime)
-            w.field("server", server)
-            w.field("start", start)
-        }
-    }
-}
-
-extension AnalysisReport.DirectionReport {
+extension AnalysisReport.Figures {
+    /// Every figure (the totals; a connection's are written by `ConnectionAnalysis.writeJSON`).
     func write(to w: inout JSONWriter) {
         w.object { w in
-            w.field("bytes", bytes)
-            w.key("figures")
-            figures.write(to: &w, sparse: true)
-            w.field("from", from)
-            w.field("gapBytes", gapBytes)
-            if let messageTypes { w.field("messageTypes", counts: messageTypes) }
-            if let timeline {
-                w.key("timeline")
-                w.object { w in
-                    w.field("bucketSeconds", timeline.bucketSeconds)
-                    w.key("malformed")
-                    w.array(timeline.malformed) { w, v in w.int(v) }
-                    w.key("merged")
-                    w.array(timeline.merged) { w, v in w.int(v) }
-                    w.field("origin", timeline.origin)
-                    w.key("partial")
-                    w.array(timeline.partial) { w, v in w.int(v) }
-                }
-            }
-            w.field("to", to)
-        }
-    }
-}
-
-extension AnalysisReport.Figures {
-    /// Every figure; `sparse` (a connection's) leaves out those that are 0, empty, false or
-    /// null, so that a quiet connection costs a few bytes.
-    func write(to w: inout JSONWriter, sparse: Bool = false) {
-        w.object { w in
-            func counter(_ key: StaticString, _ value: Int64) {
-                if !sparse || value != 0 { w.field(key, value) }
-            }
-            func counter(_ key: StaticString, _ value: Int) { counter(key, Int64(value)) }
-            func percent(_ key: StaticString, _ value: Double) {
-                if !sparse || value != 0 { w.field(key, value) }
-            }
-            if !sparse || assemblyLatency.max > 0 {
-                w.key("assemblyLatency")
-                assemblyLatency.write(to: &w)
-            }
-            counter("boundariesNotFound", boundariesNotFound)
-            if !sparse || boundaryEvidenceBits != nil {
-                w.key("boundaryEvidenceBits")
-                if let boundaryEvidenceBits { w.double(boundaryEvidenceBits) } else { w.null() }
-            }
-            counter("damagedByGaps", damagedByGaps)
-            counter("incompleteAtEnd", incompleteAtEnd)
-            counter("incompleteBytes", incompleteBytes)
-            counter("leadingBytes", leadingBytes)
-            counter("malformed", malformed)
-            if !sparse || !malformedByReason.isEmpty { w.field("malformedByReason", counts: malformedByReason) }
-            counter("maxMessagesPerSegment", maxMessagesPerSegment)
-            counter("maxSegmentsPerMessage", maxSegmentsPerMessage)
-            percent("mergedPercent", mergedPercent)
-            counter("mergedSegments", mergedSegments)
-            counter("messageBytes", messageBytes)
-            if !sparse || messages > 0 {
-                w.key("messageSize")
-                messageSize.write(to: &w)
-            }
-            if !sparse || !messageSizeBins.isEmpty {
-                w.key("messageSizeBins")
-                w.array(messageSizeBins) { w, pair in w.array(pair) { w, v in w.int(v) } }
-            }
-            counter("messages", messages)
-            if !sparse || !messagesPerSegment.isEmpty {
-                w.key("messagesPerSegment")
-                pairs(messagesPerSegment, &w)
-            }
-            counter("naiveReaderLoss", naiveReaderLoss)
-            percent("naiveReaderLossPercent", naiveReaderLossPercent)
-            counter("partialMessages", partialMessages)
-            percent("partialPercent", partialPercent)
-            counter("preambleBytes", preambleBytes)
-            if let protobuf, !sparse || protobuf.checked > 0 {
+            w.key("assemblyLatency")
+            assemblyLatency.write(to: &w)
+            w.field("boundariesNotFound", boundariesNotFound)
+            w.key("boundaryEvidenceBits")
+            if let boundaryEvidenceBits { w.double(boundaryEvidenceBits) } else { w.null() }
+            w.field("damagedByGaps", damagedByGaps)
+            w.field("incompleteAtEnd", incompleteAtEnd)
+            w.field("incompleteBytes", incompleteBytes)
+            w.field("leadingBytes", leadingBytes)
+            w.field("malformed", malformed)
+            w.field("malformedByReason", counts: malformedByReason)
+            w.field("maxMessagesPerSegment", maxMessagesPerSegment)
+            w.field("maxSegmentsPerMessage", maxSegmentsPerMessage)
+            w.field("mergedPercent", mergedPercent)
+            w.field("mergedSegments", mergedSegments)
+            w.field("messageBytes", messageBytes)
+            w.key("messageSize")
+            messageSize.write(to: &w)
+            w.key("messageSizeBins")
+            w.array(messageSizeBins) { w, pair in w.array(pair) { w, v in w.int(v) } }
+            w.field("messages", messages)
+            w.key("messagesPerSegment")
+            pairs(messagesPerSegment, &w)
+            w.field("naiveReaderLoss", naiveReaderLoss)
+            w.field("naiveReaderLossPercent", naiveReaderLossPercent)
+            w.field("partialMessages", partialMessages)
+            w.field("partialPercent", partialPercent)
+            w.field("preambleBytes", preambleBytes)
+            if let protobuf {
                 w.key("protobuf")
                 w.object { w in
                     w.field("checked", protobuf.checked)
@@ -198,15 +130,13 @@ extension AnalysisReport.Figures {
                     w.field("invalidPercent", protobuf.invalidPercent)
                 }
             }
-            counter("resyncs", resyncs)
-            counter("segments", segments)
-            counter("segmentsOverMSS", segmentsOverMSS)
-            if !sparse || !segmentsPerMessage.isEmpty {
-                w.key("segmentsPerMessage")
-                pairs(segmentsPerMessage, &w)
-            }
-            if !sparse || stopped { w.field("stopped", stopped) }
-            counter("undissectedBytes", undissectedBytes)
+            w.field("resyncs", resyncs)
+            w.field("segments", segments)
+            w.field("segmentsOverMSS", segmentsOverMSS)
+            w.key("segmentsPerMessage")
+            pairs(segmentsPerMessage, &w)
+            w.field("stopped", stopped)
+            w.field("undissectedBytes", undissectedBytes)
         }
     }
 

@@ -46,11 +46,9 @@ public final class ConnectionListing: @unchecked Sendable {
     public func add(_ analysis: ConnectionAnalysis) {
         rank(analysis)
         noteSuggestionCandidates(analysis)
-        guard spill != nil || stream != nil else { return }
-        let connection = AnalysisReport.Connection(analysis, protobuf: protobuf)
-        if spill != nil { spill!.append(connection) }
+        if spill != nil { spill!.append(analysis, protobuf: protobuf) }
         if stream != nil {
-            connection.write(to: &stream!.writer)
+            analysis.writeJSON(to: &stream!.writer, protobuf: protobuf)
             stream!.writer.endLine()
         }
     }
@@ -163,10 +161,10 @@ private struct Spill {
         writer = JSONWriter(fd: fd, layout: .lines)
     }
 
-    mutating func append(_ connection: AnalysisReport.Connection) {
+    mutating func append(_ analysis: ConnectionAnalysis, protobuf: ProtobufCheck?) {
         let start = writer.position
-        connection.write(to: &writer)
-        index.append((ConnectionID(connection.id), start, writer.position - start))
+        analysis.writeJSON(to: &writer, protobuf: protobuf)
+        index.append((analysis.summary.info.id, start, writer.position - start))
     }
 
     /// Copies the lines in ID order into `w`, reading the file in windows (connections finish

@@ -50,6 +50,17 @@ public struct JSONWriter {
         close(0x5D)
     }
 
+    /// The next member of the current array: `[a, b]`.
+    public mutating func pair(_ a: Int64, _ b: Int64) {
+        member()
+        open(0x5B)
+        member()
+        int64(a)
+        member()
+        int64(b)
+        close(0x5D)
+    }
+
     /// Makes `failed` true: a part of the document could not be produced.
     public mutating func markFailed() { failed = true }
 

@@ -16,6 +16,13 @@ public struct CountHistogram: Sendable, Equatable {
         total += 1
     }
 
+    /// Calls `body` with `(value, count)` for every value seen, in order.
+    public func forEachNonZero(_ body: (Int, Int) -> Void) {
+        for (value, n) in buckets.enumerated() where n > 0 { body(value, Int(n)) }
+    }
+
+    public var isEmpty: Bool { total == 0 }
+
     /// `(value, count)` for every value seen; the last bucket stands for `limit - 1` and above.
     public var nonZero: [(value: Int, count: Int)] {
         buckets.indices.filter { buckets[$0] > 0 }.map { ($0, Int(buckets[$0])) }

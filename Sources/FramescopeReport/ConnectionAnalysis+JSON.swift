@@ -1,0 +1,130 @@
+import FramescopeCore
+
+extension ConnectionAnalysis {
+    /// The connection as the JSON report lists it, on one line (`--connections-ndjson` writes
+    /// the same lines): written straight from the analysis, because a report lists tens of
+    /// thousands and building the human formats' `Connection` and `Figures` for each (arrays,
+    /// dictionaries, strings) cost more than the analysis. A direction's figures leave out what
+    /// is 0, empty, false or null; otherwise they are `Figures`' (the tests hold the HTML page's
+    /// figures, built from `Figures`, to these).
+    public func writeJSON(to w: inout JSONWriter, protobuf check: ProtobufCheck?) {
+        w.compact { w in
+            let info = summary.info
+            let (client, server) = (info.client.description, info.server.description)
+            w.object { w in
+                w.field("client", client)
+                w.key("directions")
+                w.array(Direction.allCases) { w, d in
+                    let (from, to) = d == .clientToServer ? (client, server) : (server, client)
+                    writeDirection(d, from: from, to: to, check: check, to: &w)
+                }
+                w.field("dissector", spec?.name)
+                w.field("end", summary.end.rawValue)
+                w.field("firstTime", info.firstSeen.epochString)
+                w.field("id", info.id.rawValue)
+                w.field("lastTime", summary.lastSeen.epochString)
+                w.field("server", server)
+                w.field("start", summary.synSeen ? "syn" : "mid-stream")
+            }
+        }
+    }
+
+    private func writeDirection(_ d: Direction, from: String, to: String, check: ProtobufCheck?, to w: inout JSONWriter) {
+        let stats = summary[d]
+        w.object { w in
+            w.field("bytes", stats.bytes)
+            w.key("figures")
+            let a = directions?[d] ?? DirectionAnalysis()  // one copy for the figures, types and timeline
+            writeFigures(a, segments: stats.segments, check: check, to: &w)
+            w.field("from", from)
+            w.field("gapBytes", stats.gapBytes)
+            if let spec, spec.hasTypeField {
+                w.field("messageTypes", counts: Dictionary(uniqueKeysWithValues: a.types.map { (typeLabel($0.key, names: spec.typeNames), $0.value) }))
+            }
+            if !a.timeline.isEmpty {
+                let t = a.timeline
+                w.key("timeline")
+                w.object { w in
+                    w.field("bucketSeconds", Double(t.bucketNanoseconds) / 1e9)
+                    w.key("malformed")
+                    w.array(t.series(.malformed)) { w, v in w.int(v) }
+                    w.key("merged")
+                    w.array(t.series(.merged)) { w, v in w.int(v) }
+                    w.field("origin", t.origin.epochString)
+                    w.key("partial")
+                    w.array(t.series(.partial)) { w, v in w.int(v) }
+                }
+            }
+            w.field("to", to)
+        }
+    }
+
+    /// `Figures(a, segments:, protobuf:).write(sparse: true)`, without building `Figures`.
+    private func writeFigures(_ a: DirectionAnalysis, segments: Int, check: ProtobufCheck?, to w: inout JSONWriter) {
+        w.object { w in
+            func counter(_ key: StaticString, _ value: Int64) {
+                if value != 0 { w.field(key, value) }
+            }
+            func counter(_ key: StaticString, _ value: Int) { counter(key, Int64(value)) }
+            func share(_ key: StaticString, _ value: Double) {
+                if value != 0 { w.field(key, value) }
+            }
+            func pairs(_ key: StaticString, _ h: CountHistogram) {
+                guard !h.isEmpty else { return }
+                w.key(key)
+                w.array { w in h.forEachNonZero { value, n in w.pair(Int64(value), Int64(n)) } }
+            }
+            let latency = AnalysisReport.Distribution(microseconds: a.assemblyLatencyMicroseconds)
+            if latency.max > 0 {
+                w.key("assemblyLatency")
+                latency.write(to: &w)
+            }
+            counter("boundariesNotFound", a.boundariesNotFound)
+            if let bits = a.boundaryEvidenceBits { w.field("boundaryEvidenceBits", oneDecimal(bits)) }
+            counter("damagedByGaps", a.damagedByGaps)
+            counter("incompleteAtEnd", a.incompleteAtEnd)
+            counter("incompleteBytes", a.incompleteBytes)
+            counter("leadingBytes", a.leadingBytes)
+            counter("malformed", a.malformed)
+            if !a.malformedByReason.isEmpty {
+                w.field("malformedByReason", counts: Dictionary(uniqueKeysWithValues: a.malformedByReason.dictionary.map { ($0.key.rawValue, $0.value) }))
+            }
+            counter("maxMessagesPerSegment", a.messagesPerSegment.maximum)
+            counter("maxSegmentsPerMessage", a.segmentsPerMessage.maximum)
+            share("mergedPercent", percent(a.mergedSegments, of: segments))
+            counter("mergedSegments", a.mergedSegments)
+            counter("messageBytes", a.messageBytes)
+            if a.messages > 0 {
+                w.key("messageSize")
+                AnalysisReport.Distribution(sizes: a.sizes).write(to: &w)
+                w.key("messageSizeBins")
+                w.array { w in for bin in a.sizes.powerOfTwoBins { w.pair(bin.lower, Int64(bin.count)) } }
+            }
+            counter("messages", a.messages)
+            pairs("messagesPerSegment", a.messagesPerSegment)
+            counter("naiveReaderLoss", a.naiveReaderLoss)
+            share("naiveReaderLossPercent", percent(a.naiveReaderLoss, of: a.messages))
+            counter("partialMessages", a.partialMessages)
+            share("partialPercent", percent(a.partialMessages, of: a.messages))
+            counter("preambleBytes", a.preambleBytes)
+            if let check, a.protobufChecked > 0 {
+                w.key("protobuf")
+                w.object { w in
+                    w.field("checked", a.protobufChecked)
+                    if let schema = check.schema, schema.countBy != nil {
+                        w.field("counts", counts: Dictionary(a.protobufCounts.map { (schema.countLabel($0.key), $0.value) }, uniquingKeysWith: +))
+                    }
+                    w.field("invalid", a.protobufInvalid)
+                    w.field("invalidByReason", counts: Dictionary(uniqueKeysWithValues: a.protobufInvalidByReason.dictionary.map { ($0.key.rawValue, $0.value) }))
+                    w.field("invalidPercent", percent(a.protobufInvalid, of: a.protobufChecked))
+                }
+            }
+            counter("resyncs", a.resyncs)
+            counter("segments", segments)
+            counter("segmentsOverMSS", a.segmentsOverMSS)
+            pairs("segmentsPerMessage", a.segmentsPerMessage)
+            if a.stopped { w.field("stopped", true) }
+            counter("undissectedBytes", a.undissectedBytes)
+        }
+    }
+}
