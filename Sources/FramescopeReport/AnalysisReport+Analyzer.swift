@@ -28,15 +28,9 @@ extension AnalysisReport {
     /// shows them (the live view adds the connections still open); quantiles come from the fine
     /// histograms kept across all connections.
     public static func totals(analyzer: Analyzer, open: [ConnectionAnalysis] = []) -> Totals {
-        var perDirection = analyzer.finished.directions
-        var unframed = analyzer.finished.undissectedConnectionBytes
-        for a in open {
-            guard let directions = a.directions else {
-                unframed += a.summary[.clientToServer].bytes + a.summary[.serverToClient].bytes
-                continue
-            }
-            for d in Direction.allCases { perDirection[d].merge(directions[d]) }
-        }
+        var counted = analyzer.finished
+        for a in open { counted.add(a) }
+        var perDirection = counted.directions
         for d in Direction.allCases {
             perDirection[d].sizes = analyzer.context.sizes[d]
             perDirection[d].assemblyLatencyMicroseconds = analyzer.context.latencies[d]
@@ -45,9 +39,8 @@ extension AnalysisReport {
         all.merge(perDirection.serverToClient)
         let check = analyzer.protobuf
         return Totals(
-            connections: analyzer.finished.count + open.count,
-            dissectedConnections: analyzer.finished.dissected + open.filter { $0.spec != nil }.count,
-            foldedConnections: 0, undissectedConnectionBytes: unframed,
+            connections: counted.count, dissectedConnections: counted.dissected,
+            foldedConnections: 0, undissectedConnectionBytes: counted.undissectedConnectionBytes,
             clientToServer: Figures(perDirection.clientToServer, protobuf: check),
             serverToClient: Figures(perDirection.serverToClient, protobuf: check), all: Figures(all, protobuf: check))
     }

@@ -9,7 +9,7 @@ extension AnalysisReport.Connection {
         client = info.client.description
         server = info.server.description
         dissector = a.spec?.name
-        start = a.summary.synSeen ? "syn" : "mid-stream"
+        start = a.startName
         end = a.summary.end.rawValue
         firstTime = info.firstSeen.epochString
         lastTime = a.summary.lastSeen.epochString
@@ -19,12 +19,8 @@ extension AnalysisReport.Connection {
             let stats = a.summary[d]
             let analysis = a.directions?[d] ?? DirectionAnalysis()
             let figures = AnalysisReport.Figures(analysis, segments: stats.segments, protobuf: protobuf)
-            var types: [String: Int]?
-            if let spec = a.spec, spec.hasTypeField {
-                types = Dictionary(uniqueKeysWithValues: analysis.types.map { (typeLabel($0.key, names: spec.typeNames), $0.value) })
-            }
             return AnalysisReport.DirectionReport(
-                from: from, to: to, bytes: stats.bytes, gapBytes: stats.gapBytes, figures: figures, messageTypes: types,
+                from: from, to: to, bytes: stats.bytes, gapBytes: stats.gapBytes, figures: figures, messageTypes: a.messageTypes(analysis),
                 timeline: analysis.timeline.isEmpty ? nil : AnalysisReport.Timeline(analysis.timeline))
         }
     }
@@ -151,6 +147,15 @@ func hex(_ bytes: [UInt8]) -> String {
 }
 
 extension ConnectionAnalysis {
+    /// `syn`, or `mid-stream` for a connection picked up without its handshake.
+    var startName: String { summary.synSeen ? "syn" : "mid-stream" }
+
+    /// A direction's messages by type name (`typeLabel`), when the dissector reads a type.
+    func messageTypes(_ analysis: DirectionAnalysis) -> [String: Int]? {
+        guard let spec, spec.hasTypeField else { return nil }
+        return Dictionary(uniqueKeysWithValues: analysis.types.map { (typeLabel($0.key, names: spec.typeNames), $0.value) })
+    }
+
     /// Both directions together.
     public var combined: AnalysisReport.Figures {
         var all = directions?.clientToServer ?? DirectionAnalysis()

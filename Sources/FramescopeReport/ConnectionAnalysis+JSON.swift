@@ -24,7 +24,7 @@ extension ConnectionAnalysis {
                 w.field("id", info.id.rawValue)
                 w.field("lastTime", summary.lastSeen.epochString)
                 w.field("server", server)
-                w.field("start", summary.synSeen ? "syn" : "mid-stream")
+                w.field("start", startName)
             }
         }
     }
@@ -38,22 +38,10 @@ extension ConnectionAnalysis {
             writeFigures(a, segments: stats.segments, check: check, to: &w)
             w.field("from", from)
             w.field("gapBytes", stats.gapBytes)
-            if let spec, spec.hasTypeField {
-                w.field("messageTypes", counts: Dictionary(uniqueKeysWithValues: a.types.map { (typeLabel($0.key, names: spec.typeNames), $0.value) }))
-            }
+            if let types = messageTypes(a) { w.field("messageTypes", counts: types) }
             if !a.timeline.isEmpty {
-                let t = a.timeline
                 w.key("timeline")
-                w.object { w in
-                    w.field("bucketSeconds", Double(t.bucketNanoseconds) / 1e9)
-                    w.key("malformed")
-                    w.array(t.series(.malformed)) { w, v in w.int(v) }
-                    w.key("merged")
-                    w.array(t.series(.merged)) { w, v in w.int(v) }
-                    w.field("origin", t.origin.epochString)
-                    w.key("partial")
-                    w.array(t.series(.partial)) { w, v in w.int(v) }
-                }
+                AnalysisReport.Timeline(a.timeline).write(to: &w)
             }
             w.field("to", to)
         }

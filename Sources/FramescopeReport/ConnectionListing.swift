@@ -98,13 +98,12 @@ public final class ConnectionListing: @unchecked Sendable {
     }
 
     private func noteSuggestionCandidates(_ analysis: ConnectionAnalysis) {
-        guard let directions = analysis.directions,
-            Direction.allCases.contains(where: { directions[$0].malformed > 0 || directions[$0].incompleteAtEnd > 0 }),
-            let spec = analysis.spec, case .lengthField = spec.kind
-        else { return }
+        guard let directions = analysis.directions else { return }
+        let troubled = Direction.allCases.filter { directions[$0].malformed > 0 || directions[$0].incompleteAtEnd > 0 }
+        guard !troubled.isEmpty, let spec = analysis.spec, case .lengthField = spec.kind else { return }
         let id = analysis.summary.info.id
         if suggestionCandidates.count == Self.suggestionLimit, let last = suggestionCandidates.last, last.analysis.summary.info.id < id { return }
-        for d in Direction.allCases where directions[d].malformed > 0 || directions[d].incompleteAtEnd > 0 {
+        for d in troubled {
             suggestionCandidates.append((analysis, d))
         }
         suggestionCandidates.sort { ($0.analysis.summary.info.id, $0.direction.rawValue) < ($1.analysis.summary.info.id, $1.direction.rawValue) }
