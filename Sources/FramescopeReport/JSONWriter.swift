@@ -1,3 +1,5 @@
+import FramescopeCore
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -151,26 +153,16 @@ public struct JSONWriter {
     public mutating func int(_ value: Int64) { int64(value) }
 
     public mutating func int(_ value: UInt64) {
-        if value <= UInt64(Int64.max) { int64(Int64(value)) } else { append(String(value)) }
+        decimal(value, negative: false)
     }
 
+    private mutating func int64(_ value: Int64) { decimal(value.magnitude, negative: value < 0) }
+
     /// Decimal digits straight into the buffer, no String in between.
-    private mutating func int64(_ value: Int64) {
-        if value < 0 {
-            if value == .min { return append(String(value)) }
-            put(0x2D)
-            return int64(-value)
-        }
-        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes: enough for 19 digits
-        var n = value, count = 0
-        withUnsafeMutableBytes(of: &digits) { d in
-            repeat {
-                d[23 - count] = UInt8(0x30 + n % 10)
-                n /= 10
-                count += 1
-            } while n > 0
-            put(UnsafeRawBufferPointer(rebasing: d[(24 - count)...]))
-        }
+    private mutating func decimal(_ magnitude: UInt64, negative: Bool) {
+        if out.count + 21 > OutputBuffer.capacity { flush() }
+        if negative { put(0x2D) }
+        out.count = writeDecimal(magnitude, into: UnsafeMutableBufferPointer(start: out.base, count: OutputBuffer.capacity), at: out.count)
     }
 
     public mutating func double(_ value: Double) {

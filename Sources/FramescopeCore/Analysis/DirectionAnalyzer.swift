@@ -261,4 +261,3 @@ struct DirectionAnalyzer {
         AnalysisEvent(kind, reason: reason, connection, direction, at: offset, in: segment, bytes: bytes, length: length)
     }
 }
-

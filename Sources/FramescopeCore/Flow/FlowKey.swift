@@ -7,9 +7,6 @@ struct FlowKey: Equatable {
         if a < b { low = a; high = b } else { low = b; high = a }
     }
 
-    /// A placeholder for empty index entries.
-    static let none = FlowKey(Endpoint(address: IPAddress(high: 0, low: 0), port: 0), Endpoint(address: IPAddress(high: 0, low: 0), port: 0))
-
     /// A cheap, well-mixed hash of every field (for `FlowIndex`).
     var mixedHash: UInt64 {
         var h = low.address.low &* 0x9E37_79B9_7F4A_7C15

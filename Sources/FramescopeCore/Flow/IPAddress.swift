@@ -97,18 +97,3 @@ public struct Endpoint: Hashable, Comparable, Sendable, CustomStringConvertible 
         }
     }
 }
-
-/// Writes `value` in decimal at `start`; returns the index after its last digit.
-func writeDecimal(_ value: UInt64, into out: UnsafeMutableBufferPointer<UInt8>, at start: Int) -> Int {
-    var digits = 1, rest = value
-    while rest >= 10 {
-        digits += 1
-        rest /= 10
-    }
-    var v = value
-    for i in stride(from: start + digits - 1, through: start, by: -1) {
-        out[i] = 0x30 + UInt8(v % 10)
-        v /= 10
-    }
-    return start + digits
-}

@@ -17,20 +17,15 @@ public struct Timestamp: Hashable, Comparable, Sendable {
         let s = nanoseconds.quotientAndRemainder(dividingBy: 1_000_000_000)
         var sec = s.quotient, ns = s.remainder
         if ns < 0 { sec -= 1; ns += 1_000_000_000 }
-        guard sec >= 0 else {
-            let frac = String(ns)
-            return "\(sec)." + String(repeating: "0", count: 9 - frac.count) + frac
-        }
-        return String(unsafeUninitializedCapacity: 30) { out in
-            var n = writeDecimal(UInt64(sec), into: out, at: 0)
-            out[n] = 0x2E
-            n += 1
-            var fraction = ns
-            for i in stride(from: n + 8, through: n, by: -1) {
-                out[i] = 0x30 + UInt8(fraction % 10)
-                fraction /= 10
+        return String(unsafeUninitializedCapacity: 32) { out in
+            var n = 0
+            if sec < 0 {
+                out[0] = 0x2D
+                n = 1
             }
-            return n + 9
+            n = writeDecimal(sec.magnitude, into: out, at: n)
+            out[n] = 0x2E
+            return writeDecimal(UInt64(ns), into: out, at: n + 1, width: 9)
         }
     }
 }

@@ -141,8 +141,7 @@ public struct DirectionAnalysis: Sendable, Equatable {
         set { if anomalies.isAllocated || newValue != 0 { anomalies.value.segmentsOverMSS = newValue } }
         _modify { yield &anomalies.value.segmentsOverMSS }
     }
-    /// Bodies that did not parse as protobuf, by reason; and the valid ones counted by the
-    /// schema's count field. All zero when no check applied.
+    /// Bodies that did not parse as protobuf, and by reason; zero when no check applied.
     public var protobufInvalid: Int {
         get { anomalies.stored?.value.protobufInvalid ?? 0 }
         set { if anomalies.isAllocated || newValue != 0 { anomalies.value.protobufInvalid = newValue } }

@@ -25,7 +25,9 @@ public struct CountHistogram: Sendable, Equatable {
 
     /// `(value, count)` for every value seen; the last bucket stands for `limit - 1` and above.
     public var nonZero: [(value: Int, count: Int)] {
-        buckets.indices.filter { buckets[$0] > 0 }.map { ($0, Int(buckets[$0])) }
+        var all: [(value: Int, count: Int)] = []
+        forEachNonZero { all.append(($0, $1)) }
+        return all
     }
 
     public mutating func merge(_ other: CountHistogram) {

@@ -5,17 +5,19 @@ public struct ReasonCounts<Reason: CaseIterable & Hashable & Sendable>: Sendable
 
     public init() {}
 
-    mutating func add(_ reason: Reason, _ n: Int = 1) {
+    mutating func add(_ reason: Reason) {
         if counts.isEmpty { counts = [Int](repeating: 0, count: Reason.allCases.count) }
-        counts[Reason.allCases.firstIndex(of: reason)!] += n
+        counts[Self.slot(reason)] += 1
     }
 
     /// The count of `reason`, nil when none (as a dictionary would say).
     public subscript(reason: Reason) -> Int? {
         guard !counts.isEmpty else { return nil }
-        let n = counts[Reason.allCases.firstIndex(of: reason)!]
+        let n = counts[Self.slot(reason)]
         return n > 0 ? n : nil
     }
+
+    private static func slot(_ reason: Reason) -> Int { Reason.allCases.firstIndex(of: reason)! }
 
     /// The reasons counted at least once.
     public var dictionary: [Reason: Int] {
@@ -27,7 +29,8 @@ public struct ReasonCounts<Reason: CaseIterable & Hashable & Sendable>: Sendable
     public var isEmpty: Bool { !counts.contains { $0 > 0 } }
 
     mutating func merge(_ other: ReasonCounts) {
-        for (i, n) in other.counts.enumerated() where n > 0 { add(Reason.allCases[i], n) }
+        if counts.isEmpty { return counts = other.counts }
+        for i in other.counts.indices { counts[i] += other.counts[i] }
     }
 
     public static func == (a: ReasonCounts, b: ReasonCounts) -> Bool { a.dictionary == b.dictionary }

@@ -277,8 +277,9 @@ extension FramingInference {
         }
 
         /// Walks `candidate` over the samples and tallies its evidence. `starts`: mid-stream
-        /// samples' first boundaries (without them, mid-stream samples start as the screen does). With no frame limit a
-        /// walk that meets a malformed header goes on from the next boundary recovery finds.
+        /// samples' first boundaries (without them, mid-stream samples start as the screen
+        /// does). With no frame limit a walk that meets a malformed header goes on from the next
+        /// boundary recovery finds.
         mutating func evaluate(_ candidate: FramingCandidate, on indices: [Int], maxFrames: Int, starts: [Int: Int]?) -> FramingEvidence {
             var e = FramingEvidence()
             if candidate.dissector.delimiter != nil { e.contentWeight = FramingEvidence.delimiterContentWeight }

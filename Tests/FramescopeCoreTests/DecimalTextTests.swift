@@ -1,0 +1,29 @@
+@testable import FramescopeCore
+import Testing
+
+/// Epoch times and endpoints written digit by digit (`writeDecimal`) read as Swift's own
+/// formatting would have them.
+@Suite struct DecimalTextTests {
+    @Test func epochTimesHaveNineFractionDigitsAndASignWhenNegative() {
+        #expect(Timestamp(nanoseconds: 1_700_000_000_000_000_123).epochString == "1700000000.000000123")
+        #expect(Timestamp(nanoseconds: 0).epochString == "0.000000000")
+        #expect(Timestamp(nanoseconds: -1).epochString == "-1.999999999")
+        #expect(Timestamp(nanoseconds: -2_500_000_000).epochString == "-3.500000000")
+        #expect(Timestamp(nanoseconds: .max).epochString == "9223372036.854775807")
+    }
+
+    @Test func endpointsReadAsDottedQuadsAndBracketedIPv6() {
+        #expect(Endpoint(address: IPAddress(ipv4: 0x0A00_0001), port: 9000).description == "10.0.0.1:9000")
+        #expect(Endpoint(address: IPAddress(ipv4: 0xFFFF_FFFF), port: 65535).description == "255.255.255.255:65535")
+        #expect(Endpoint(address: IPAddress(ipv4: 0), port: 0).description == "0.0.0.0:0")
+        #expect(Endpoint(address: IPAddress(high: 0, low: 1), port: 80).description == "[::1]:80")
+    }
+
+    @Test func zeroPaddingToAWidth() {
+        var bytes = [UInt8](repeating: 0, count: 32)
+        let end = bytes.withUnsafeMutableBufferPointer { writeDecimal(42, into: $0, at: 3, width: 5) }
+        #expect(end == 8 && String(decoding: bytes[3..<8], as: UTF8.self) == "00042")
+        let wide = bytes.withUnsafeMutableBufferPointer { writeDecimal(UInt64.max, into: $0, at: 0) }
+        #expect(String(decoding: bytes[0..<wide], as: UTF8.self) == String(UInt64.max))
+    }
+}
