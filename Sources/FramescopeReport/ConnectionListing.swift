@@ -144,11 +144,17 @@ struct Trouble: Comparable {
     }
 }
 
-/// Connection lines in an unlinked temporary file, with where each one is.
+/// Connection lines in an unlinked temporary file, with where each one is: 8 bytes a
+/// connection, indexed by ID (IDs are dense), so a million connections cost 8 MB and no sort.
 private struct Spill {
     let fd: Int32
     var writer: JSONWriter
-    var index: [(id: ConnectionID, offset: Int, length: Int)] = []
+    /// By connection ID: the line's offset << 24 | its length (0: no line; `longLines` holds
+    /// the length of a line of 16 MiB or more).
+    var index: [UInt64] = []
+    var longLines: [Int: Int] = [:]
+    static let lengthBits: UInt64 = 24
+    static let lengthMask: UInt64 = (1 << lengthBits) - 1
 
     init() throws {
         let folder = temporaryFolder()
@@ -163,25 +169,31 @@ private struct Spill {
     mutating func append(_ analysis: ConnectionAnalysis, protobuf: ProtobufCheck?) {
         let start = writer.position
         analysis.writeJSON(to: &writer, protobuf: protobuf)
-        index.append((analysis.summary.info.id, start, writer.position - start))
+        let id = analysis.summary.info.id.rawValue, length = UInt64(writer.position - start)
+        if id >= index.count { index.append(contentsOf: repeatElement(0, count: id + 1 - index.count)) }
+        if length >= Self.lengthMask { longLines[id] = Int(length) }
+        index[id] = UInt64(start) << Self.lengthBits | min(length, Self.lengthMask)
     }
 
-    /// Copies the lines in ID order into `w`, reading the file in windows (connections finish
-    /// in nearly the order they opened, so a window serves many).
+    /// Copies the lines in ID order into `w`, reading the file in windows. Connections finish
+    /// in nearly the order they opened, give or take the ones open at once, so a window read
+    /// from a quarter of its size before the line it misses serves the neighbours on both sides.
     mutating func copy(to w: inout JSONWriter) -> Bool {
         writer.flush()
         if writer.failed { return false }
-        index.sort { $0.id < $1.id }
-        var window = [UInt8](repeating: 0, count: 1 << 20)
+        let size = 4 << 20
+        var window = [UInt8](repeating: 0, count: size)
         var windowStart = 0, windowCount = 0
-        for entry in index {
-            if entry.offset < windowStart || entry.offset + entry.length > windowStart + windowCount {
-                if entry.length > window.count { window = [UInt8](repeating: 0, count: entry.length) }
-                let n = window.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, off_t(entry.offset)) }
-                guard n >= entry.length else { return false }
-                (windowStart, windowCount) = (entry.offset, n)
+        for (id, entry) in index.enumerated() where entry != 0 {
+            let offset = Int(entry >> Self.lengthBits)
+            let length = entry & Self.lengthMask == Self.lengthMask ? longLines[id]! : Int(entry & Self.lengthMask)
+            if offset < windowStart || offset + length > windowStart + windowCount {
+                if length > window.count { window = [UInt8](repeating: 0, count: length) }
+                windowStart = max(0, offset - size / 4, offset + length - window.count)
+                windowCount = window.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, off_t(windowStart)) }
+                guard windowCount >= offset + length - windowStart else { return false }
             }
-            window.withUnsafeBytes { w.encodedMember(UnsafeRawBufferPointer(rebasing: $0[(entry.offset - windowStart)...].prefix(entry.length))) }
+            window.withUnsafeBytes { w.encodedMember(UnsafeRawBufferPointer(rebasing: $0[(offset - windowStart)...].prefix(length))) }
         }
         return true
     }

@@ -31,6 +31,7 @@ extension FlowsReport.Limits {
     func write(to w: inout JSONWriter) {
         w.object { w in
             w.field("bufferLimitGaps", bufferLimitGaps)
+            w.field("closedLimitFinalized", closedLimitFinalized)
             w.field("connectionLimitEvictions", connectionLimitEvictions)
             w.field("directionsWithoutConflictCheck", directionsWithoutConflictCheck)
             w.field("globalLimitEvictions", globalLimitEvictions)

@@ -39,6 +39,8 @@ public struct FlowsReport: Sendable {
         public var lateBytes: Int64
         public var globalLimitEvictions: Int
         public var connectionLimitEvictions: Int
+        /// Closed connections finalized before `--closed-timeout` (`--max-closed-connections`).
+        public var closedLimitFinalized: Int
         public var directionsWithoutConflictCheck: Int
     }
 
@@ -131,6 +133,7 @@ extension FlowsReport {
             lateBytes: context.lateBytes,
             globalLimitEvictions: context.globalLimitEvictions,
             connectionLimitEvictions: context.connectionLimitEvictions,
+            closedLimitFinalized: context.closedLimitFinalized,
             directionsWithoutConflictCheck: context.directionsWithoutConflictCheck)
         connections = summaries.map { Connection($0, details: collector.finishedDetails[$0.info.id]) }
     }

@@ -180,6 +180,32 @@ import Testing
         #expect(c.table.sink.closed.first?.finalizedBy == .closedTimeout)
     }
 
+    /// Past `maxClosedConnections` the least recently active closed ones go before their
+    /// timeout; open ones stay, however old.
+    @Test func theClosedLimitFinalizesTheLeastRecentlyActiveClosed() {
+        var options = ReassemblyOptions()
+        options.maxClosedConnections = 8
+        options.closedTimeout = 3600 * 1_000_000_000
+        var c = Conversation(options: options)
+        let idle = Endpoint("10.0.0.2:999")!
+        c.send(idle, server, seq: 1, [.syn])
+        for port in 1...40 {
+            let client = Endpoint("10.0.0.1:\(port + 1000)")!
+            c.send(client, server, seq: 1, [.syn])
+            c.send(client, server, seq: 2, [.rst])
+        }
+        #expect(c.table.activeConnections <= 9)
+        let finalizedEarly = c.table.context.closedLimitFinalized
+        let sink = c.finish()
+        #expect(sink.closed.count == 41)
+        let early = sink.closed.filter { $0.finalizedBy == .closedLimit }
+        #expect(early.count == finalizedEarly && early.count >= 32)
+        #expect(early.allSatisfy { $0.info.client != idle && $0.end == .rst })
+        // The earliest closed went first: the survivors are the last ones closed.
+        let survivors = sink.closed.filter { $0.finalizedBy == .endOfInput && $0.info.client != idle }
+        #expect(survivors.allSatisfy { $0.info.client.port > 1032 })
+    }
+
     @Test func theConnectionLimitFinalizesTheLeastRecentlyActive() {
         var options = ReassemblyOptions()
         options.maxConnections = 4

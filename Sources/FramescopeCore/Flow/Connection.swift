@@ -45,6 +45,7 @@ public struct ConnectionSummary: Sendable {
 public enum FinalizeReason: String, Sendable {
     case endOfInput = "end-of-input"
     case closedTimeout = "closed-timeout"
+    case closedLimit = "closed-limit"
     case idleTimeout = "idle-timeout"
     case connectionLimit = "connection-limit"
     case reused = "port-reuse"

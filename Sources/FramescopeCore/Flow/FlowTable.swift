@@ -14,6 +14,8 @@ public struct FlowTable<Sink: StreamSink> {
 
     private var connections: [Connection<Sink.ConnectionState>] = []
     private var index = FlowIndex()
+    /// Connections in `connections` that are closed (waiting out `closedTimeout`).
+    private var closedConnections = 0
     private var clock = Timestamp(nanoseconds: .min)
     private var nextSweep = Timestamp(nanoseconds: .min)
 
@@ -48,7 +50,14 @@ public struct FlowTable<Sink: StreamSink> {
             if let existing { finalize(slot: existing, reason: .reused) }
             slot = open(segment, key: key, frame: frame, timestamp: timestamp)
         }
+        // Only a FIN or an RST can close a connection: the check costs nothing on other packets.
+        let mayClose = segment.flags.contains(.fin) || segment.flags.contains(.rst)
+        let wasClosed = mayClose && connections[slot].isClosed
         connections[slot].receive(segment, frame: frame, timestamp: timestamp, context: &context, sink: &sink)
+        if mayClose && !wasClosed && connections[slot].isClosed {
+            closedConnections += 1
+            if closedConnections > context.options.maxClosedConnections { finalizeLeastRecentlyClosed() }
+        }
         if context.bufferedBytes > context.options.maxBufferedBytesTotal { evictBufferedData() }
     }
 
@@ -65,6 +74,7 @@ public struct FlowTable<Sink: StreamSink> {
         for slot in order { connections[slot].finalize(reason: .endOfInput, context: &context, sink: &sink) }
         connections.removeAll()
         index = FlowIndex()
+        closedConnections = 0
     }
 
     // MARK: Connections
@@ -109,23 +119,41 @@ public struct FlowTable<Sink: StreamSink> {
 
     /// Takes the connection out (the last one moves into its slot) and finalizes it.
     private mutating func finalize(slot: Int, reason: FinalizeReason) {
+        var connection = remove(slot: slot)
+        connection.finalize(reason: reason, context: &context, sink: &sink)
+    }
+
+    /// Takes the connection out of the table and the index; the last one moves into its slot.
+    private mutating func remove(slot: Int) -> Connection<Sink.ConnectionState> {
+        if connections[slot].isClosed { closedConnections -= 1 }
         index.remove(connections[slot].key, slot: slot)
         let last = connections.count - 1
         if slot != last {
             connections.swapAt(slot, last)
             index.move(connections[slot].key, from: last, to: slot)
         }
-        var connection = connections.removeLast()
-        connection.finalize(reason: reason, context: &context, sink: &sink)
+        return connections.removeLast()
     }
 
-    /// Finalizes several connections in ID order, so their events come out in a stable order
-    /// (slots move as connections are taken out: each is found again by its key).
+    /// Finalizes several connections where they lie, in ID order so that their events come out
+    /// in a stable order, then takes them out from the highest slot down (a removal moves only
+    /// the last record, which is then no longer one of them). Plain values are sorted, never the
+    /// records: a closure reading a record in this generic code copies it.
     private mutating func finalize(_ due: [(slot: Int, reason: FinalizeReason)]) {
-        let keys = due.sorted { connections[$0.slot].info.id < connections[$1.slot].info.id }.map { (connections[$0.slot].key, $0.reason) }
-        for (key, reason) in keys {
-            if let slot = find(key) { finalize(slot: slot, reason: reason) }
-        }
+        var order: [(id: ConnectionID, slot: Int, reason: FinalizeReason)] = []
+        order.reserveCapacity(due.count)
+        for (slot, reason) in due { order.append((connections[slot].info.id, slot, reason)) }
+        order.sort { $0.id < $1.id }
+        for (_, slot, reason) in order { connections[slot].finalize(reason: reason, context: &context, sink: &sink) }
+        for slot in due.map(\.slot).sorted(by: >) { _ = remove(slot: slot) }
+    }
+
+    /// The `count` least recently active slots among those `include` accepts.
+    private func leastRecentlyActive(_ count: Int, where include: (borrowing Connection<Sink.ConnectionState>) -> Bool) -> [Int] {
+        var candidates: [(lastSeen: Timestamp, slot: Int)] = []
+        for slot in connections.indices where include(connections[slot]) { candidates.append((connections[slot].lastSeen, slot)) }
+        candidates.sort { $0.lastSeen < $1.lastSeen }
+        return candidates.prefix(count).map(\.slot)
     }
 
     // MARK: Time and limits
@@ -153,9 +181,18 @@ public struct FlowTable<Sink: StreamSink> {
     /// Past `maxConnections`: finalize the least recently active sixteenth in one pass, so a
     /// flood of new 4-tuples costs amortized O(log n) per connection.
     private mutating func evictLeastRecentlyActive() {
-        let victims = connections.indices.sorted { connections[$0].lastSeen < connections[$1].lastSeen }.prefix(max(1, connections.count / 16))
+        let victims = leastRecentlyActive(max(1, connections.count / 16)) { _ in true }
         context.connectionLimitEvictions += victims.count
         finalize(victims.map { ($0, .connectionLimit) })
+    }
+
+    /// Past `maxClosedConnections`: finalize the least recently active quarter of the closed
+    /// ones in one pass (a scan of the table per thousand or so closed connections).
+    private mutating func finalizeLeastRecentlyClosed() {
+        let limit = context.options.maxClosedConnections
+        let victims = leastRecentlyActive(max(1, closedConnections - limit + limit / 4)) { $0.isClosed }
+        context.closedLimitFinalized += victims.count
+        finalize(victims.map { ($0, .closedLimit) })
     }
 
     /// Past the global buffer limit: the direction holding the most skips its first hole.

@@ -16,6 +16,9 @@ public struct ReassemblyContext: Sendable {
     public internal(set) var lateBytes: Int64 = 0
     /// Connections finalized early because `maxConnections` was reached.
     public internal(set) var connectionLimitEvictions = 0
+    /// Closed connections finalized before `closedTimeout` because `maxClosedConnections` was
+    /// reached (a packet of theirs that comes later opens a new connection).
+    public internal(set) var closedLimitFinalized = 0
 
     public init(options: ReassemblyOptions) { self.options = options }
 

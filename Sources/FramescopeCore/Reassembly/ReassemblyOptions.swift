@@ -23,6 +23,10 @@ public struct ReassemblyOptions: Sendable {
     /// holds 820,000 closed ones) but loses tshark's streams: a lossy capture in the corpus
     /// delivers data to connections seconds after their RST (2 s split 68 streams into 76).
     public var closedTimeout: Int64 = 60 * 1_000_000_000
+    /// Closed connections kept waiting out `closedTimeout` at once; past it the least recently
+    /// active are finalized early. Memory then follows the connections open at once: a server
+    /// closing 13,700 connections a second kept 820,000 of them (2.3 GiB) for 60 s otherwise.
+    public var maxClosedConnections = 4096
 
     public init() {}
 }

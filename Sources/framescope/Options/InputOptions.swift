@@ -55,6 +55,9 @@ struct LimitOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Finalize a closed connection (FIN both ways, or RST) idle this many seconds.", valueName: "seconds"))
     var closedTimeout: Double = 60
 
+    @Option(help: "Closed connections kept at once to wait out --closed-timeout; past it the least recently active are finalized.")
+    var maxClosedConnections: Int = 4096
+
     @Option(help: ArgumentHelp("Recent bytes per direction that retransmitted copies are compared with (conflicts); 0 = off.", valueName: "size"))
     var conflictWindow: ByteSize = ByteSize(256)
 
@@ -65,6 +68,7 @@ struct LimitOptions: ParsableArguments {
         options.maxConnections = maxConnections
         options.idleTimeout = Int64(idleTimeout * 1e9)
         options.closedTimeout = Int64(closedTimeout * 1e9)
+        options.maxClosedConnections = maxClosedConnections
         options.conflictWindow = conflictWindow.bytes
         return options
     }
@@ -73,6 +77,7 @@ struct LimitOptions: ParsableArguments {
         if maxConnections < 1 { throw ValidationError("--max-connections must be at least 1") }
         if idleTimeout <= 0 { throw ValidationError("--idle-timeout must be positive") }
         if closedTimeout <= 0 { throw ValidationError("--closed-timeout must be positive") }
+        if maxClosedConnections < 1 { throw ValidationError("--max-closed-connections must be at least 1") }
     }
 }
 
