@@ -95,7 +95,7 @@ import Testing
     @Test func closedTimeoutTradesStreamsForMemory() throws {
         let capture = CLITests.root.deletingLastPathComponent().appendingPathComponent("shared/corpus/captures/tls-many-flows-lossy.pcap").path
         guard FileManager.default.fileExists(atPath: capture) else {
-            print("SKIP closed-timeout on a lossy capture: no ../shared/corpus")
+            oracleMissing("closed-timeout on a lossy capture: no ../shared/corpus")
             return
         }
         func connections(_ extra: [String]) throws -> Int? {

@@ -64,7 +64,7 @@ import Testing
     func analyzed(_ c: Case) throws -> (path: String, report: [String: Any])? {
         let path = c.capture.hasPrefix("/") ? c.capture : CLITests.root.appendingPathComponent(c.capture).path
         guard FileManager.default.fileExists(atPath: path) else {
-            print("SKIP \(c): no ../shared/corpus")
+            oracleMissing("\(c): no ../shared/corpus")
             return nil
         }
         let run = try CLITests().run(["analyze", path, "--dissector", c.spec, "--mid-stream", "start", "--format", "json", "--quiet"])

@@ -57,7 +57,7 @@ import Testing
 
     @Test func everyCorpusCaptureHasASpecOrAReason() throws {
         guard let corpus = corpusDirectory else {
-            print("SKIP dissector conformance: ../shared/corpus not found beside the checkout")
+            oracleMissing("dissector conformance: ../shared/corpus not found beside the checkout")
             return
         }
         let names = try FileManager.default.contentsOfDirectory(atPath: corpus.appendingPathComponent("truth").path)
@@ -88,7 +88,7 @@ import Testing
     /// the figures are the walk's.
     @Test(arguments: specs.keys.sorted())
     func framingAgreesWithTheWalk(name: String) throws {
-        guard let corpus = corpusDirectory else { return }
+        guard let corpus = corpusDirectory else { return oracleMissing("framing of \(name) against the walk: no ../shared/corpus") }
         let truth = try JSONDecoder().decode(Truth.self, from: Data(contentsOf: corpus.appendingPathComponent("truth/\(name).json")))
         let (byEndpoints, events, starts) = try Self.framing(name, truth, corpus: corpus, midStream: .start)
         var checked = 0
@@ -119,7 +119,7 @@ import Testing
     /// frames exactly as the walk or, with too little evidence, not at all: never differently.
     @Test(arguments: specs.keys.sorted())
     func searchingFramesAsTheWalkOrNotAtAll(name: String) throws {
-        guard let corpus = corpusDirectory else { return }
+        guard let corpus = corpusDirectory else { return oracleMissing("mid-stream search on \(name): no ../shared/corpus") }
         let truth = try JSONDecoder().decode(Truth.self, from: Data(contentsOf: corpus.appendingPathComponent("truth/\(name).json")))
         let (byEndpoints, _, _) = try Self.framing(name, truth, corpus: corpus, midStream: .search)
         var same = 0, notFound = 0

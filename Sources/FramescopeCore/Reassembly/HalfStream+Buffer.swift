@@ -2,34 +2,37 @@
 extension HalfStream {
 
     /// Copies the parts of an out-of-order segment that no buffered segment covers yet;
-    /// returns false when it brought nothing new (a copy of buffered data).
+    /// returns false when it brought nothing new (a copy of buffered data). Bytes the snaplen cut
+    /// off cover their range too: the first copy of a byte wins, even a missing one.
     mutating func buffer<Sink: StreamSink>(
         _ payload: UnsafeRawBufferPointer, missingTail: Int, at start: Int64, frame: UInt64, timestamp: Timestamp,
         route: Route, sink: inout Sink, state: inout Sink.ConnectionState, context: inout ReassemblyContext
     ) -> Bool {
-        let end = start + Int64(payload.count)
+        let capturedEnd = start + Int64(payload.count), end = capturedEnd + Int64(missingTail)
         var added = false
         var index = insertionIndex(for: start)
         // A buffered segment that starts before us may cover our beginning.
-        if index > head && pending[index - 1].end > start { index -= 1 }
+        if index > head && pending[index - 1].reach > start { index -= 1 }
         var cursor = start
         while cursor < end {
             if index < pending.count && pending[index].offset <= cursor {
                 let kept = pending[index]
-                let overlapEnd = min(end, kept.end)
+                let overlapEnd = min(end, kept.reach)
                 if overlapEnd > cursor {
-                    compareBuffered(kept, with: payload, payloadStart: start, from: cursor, to: overlapEnd, frame: frame, route: route, sink: &sink, state: &state)
+                    let comparedEnd = min(overlapEnd, capturedEnd, kept.end)  // captured in both copies
+                    if comparedEnd > cursor {
+                        compareBuffered(kept, with: payload, payloadStart: start, from: cursor, to: comparedEnd, frame: frame, route: route, sink: &sink, state: &state)
+                    }
                     cursor = overlapEnd
                 }
                 index += 1
                 continue
             }
             let pieceEnd = index < pending.count ? min(end, pending[index].offset) : end
-            let piece = payload.slice(from: Int(cursor - start), count: Int(pieceEnd - cursor))
-            let isLast = pieceEnd == end
+            let bytesEnd = max(cursor, min(pieceEnd, capturedEnd))
+            let piece = payload.slice(from: Int(cursor - start), count: Int(bytesEnd - cursor))
             let segment = Buffered(
-                offset: cursor, bytes: [UInt8](piece), frame: frame, timestamp: timestamp,
-                missingTail: isLast ? missingTail : 0)
+                offset: cursor, bytes: [UInt8](piece), frame: frame, timestamp: timestamp, missingTail: Int(pieceEnd - bytesEnd))
             if index == head {
                 // Before everything pending (segments arriving in reverse order): use a free
                 // slot in front, making room once in a while, so each insert is O(1).
@@ -48,14 +51,6 @@ extension HalfStream {
             context.addBuffered(segment.cost)
             index += 1
             cursor = pieceEnd
-            added = true
-        }
-        if payload.isEmpty && missingTail > 0 {
-            // Nothing captured at all: remember only where the hole ends.
-            let segment = Buffered(offset: start, bytes: [], frame: frame, timestamp: timestamp, missingTail: missingTail)
-            pending.insert(segment, at: index)
-            bufferedCost += segment.cost
-            context.addBuffered(segment.cost)
             added = true
         }
         return added

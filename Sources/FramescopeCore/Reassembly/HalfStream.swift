@@ -15,6 +15,8 @@ struct HalfStream {
         var missingTail: Int
 
         var end: Int64 { offset + Int64(bytes.count) }
+        /// One past the last byte covered, captured or cut off.
+        var reach: Int64 { end + Int64(missingTail) }
         var cost: Int { bytes.count + ReassemblyContext.segmentOverhead }
     }
 
