@@ -10,6 +10,8 @@ public enum CaptureError: Error, CustomStringConvertible, Equatable {
     /// Reading stopped in the middle: a truncated or corrupt record.
     case broken(path: String, message: String, packetsRead: Int, lastFrame: UInt64, byteOffset: Int64?)
     case badFilter(expression: String, message: String)
+    /// The `--write` file could not be created or completed.
+    case cannotWrite(path: String, message: String)
     case permissionDenied(interface: String, message: String)
     case noSuchInterface(interface: String, available: [String])
     case interfaceDown(interface: String)
@@ -26,6 +28,8 @@ public enum CaptureError: Error, CustomStringConvertible, Equatable {
             let at = offset.map { " near byte \($0)" } ?? ""
             let frame = lastFrame > 0 ? ", frame \(lastFrame) is the last one read" : ""
             return "\(path): capture broken after \(packets) packets\(at)\(frame): \(message)"
+        case .cannotWrite(let path, let message):
+            return "\(path): cannot write: \(message)"
         case .badFilter(let expression, let message):
             return "invalid filter '\(expression)': \(message)"
         case .permissionDenied(let interface, _):

@@ -53,9 +53,11 @@ public final class LiveCapture {
             throw CaptureError.badFilter(expression: expression, message: message)
         }
         if let path {
-            switch handle.openDump(path: path) {
+            let file: OutputFile
+            do { file = try OutputFile(path) } catch { throw CaptureError.cannotWrite(path: path, message: error.reason) }
+            switch handle.openDump(file) {
             case .success(let d): dumper = d
-            case .failure(let f): throw CaptureError.cannotOpen(path: path, message: f.message)
+            case .failure(let f): throw CaptureError.cannotWrite(path: path, message: f.message)
             }
         }
     }
@@ -91,6 +93,14 @@ public final class LiveCapture {
     public var statistics: CaptureStatistics? { handle.statistics() }
 
     public func flush() { dumper?.flush() }
+
+    /// Closes the `--write` file and gives it its name (until then it has a temporary one: a
+    /// killed capture leaves no half-written file under the name).
+    public func finishWriting() throws(CaptureError) {
+        guard let dumper else { return }
+        self.dumper = nil
+        do { try dumper.close() } catch { throw CaptureError.cannotWrite(path: error.path, message: error.reason) }
+    }
 
     public static func interfaces() throws(CaptureError) -> [CaptureInterface] {
         switch PcapHandle.interfaces() {

@@ -89,10 +89,13 @@ final class PcapHandle {
         _ = poll(&descriptor, 1, Int32(milliseconds))
     }
 
-    /// A savefile writer for this handle's link type (`pcap_dump_open`).
-    func openDump(path: String) -> Result<PcapDumper, PcapFailure> {
-        guard let dumper = pcap_dump_open(handle, path) else { return .failure(PcapFailure(message: String(cString: pcap_geterr(handle)))) }
-        return .success(PcapDumper(dumper: dumper, fractionScale: fractionScale))
+    /// A savefile writer for this handle's link type into `file` (`pcap_dump_fopen` on a
+    /// duplicate of its descriptor: libpcap closes its own).
+    func openDump(_ file: OutputFile) -> Result<PcapDumper, PcapFailure> {
+        guard let stream = fdopen(dup(file.fd), "wb"), let dumper = pcap_dump_fopen(handle, stream) else {
+            return .failure(PcapFailure(message: String(cString: pcap_geterr(handle))))
+        }
+        return .success(PcapDumper(dumper: dumper, file: file, fractionScale: fractionScale))
     }
 
     /// Capture interfaces (`pcap_findalldevs`).
@@ -162,15 +165,31 @@ final class PcapHandle {
 /// Writes packets to a pcap savefile (`pcap_dump`).
 final class PcapDumper {
     private let dumper: OpaquePointer
+    private let file: OutputFile
+    private var closed = false
     /// As the handle's: the savefile has the handle's timestamp precision.
     private let fractionScale: Int64
 
-    init(dumper: OpaquePointer, fractionScale: Int64) {
+    init(dumper: OpaquePointer, file: OutputFile, fractionScale: Int64) {
         self.dumper = dumper
+        self.file = file
         self.fractionScale = fractionScale
     }
 
-    deinit { pcap_dump_close(dumper) }
+    /// Without `close()` (an error on the way): the file is dropped, the previous one kept.
+    deinit { if !closed { pcap_dump_close(dumper) } }
+
+    /// Flushes and closes the savefile and gives it its name.
+    func close() throws(OutputFileError) {
+        closed = true
+        let flushed = pcap_dump_flush(dumper) == 0
+        pcap_dump_close(dumper)
+        guard flushed else {
+            file.discard()
+            throw OutputFileError(path: file.path, reason: "write failed")
+        }
+        try file.commit()
+    }
 
     func write(_ header: PacketHeader, _ bytes: UnsafeRawBufferPointer) {
         var h = pcap_pkthdr()

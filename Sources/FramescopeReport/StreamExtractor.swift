@@ -6,7 +6,9 @@ import Glibc
 
 /// Writes each direction's reassembled bytes to `DIR/<id>-<from>-<to>.bin` (tcpflow-style
 /// `ip.port` names) and builds `index.json` with byte counts and gap maps. Gaps are never
-/// filled: the file holds the captured bytes in order, the gap map says where holes were.
+/// filled: the file holds the captured bytes in order, the gap map says where holes were. A
+/// file is written as `NAME.partial` and renamed when its connection ends, so a file under its
+/// own name is always whole (a killed run leaves `.partial` files, never a short `.bin`).
 public struct StreamExtractor: StatelessStreamSink {
     public struct IndexEntry: Sendable {
         public var connection: Int
@@ -71,6 +73,10 @@ public struct StreamExtractor: StatelessStreamSink {
         for direction in Direction.allCases {
             flush(id, direction.rawValue)
             let pending = open[id]![direction.rawValue]
+            if pending.created {
+                let path = directory + "/" + pending.name
+                if rename(path + ".partial", path) != 0 { writeErrors.append("\(path): \(String(cString: strerror(errno)))") }
+            }
             let s = summary[direction]
             let (from, to) = direction == .clientToServer ? (summary.info.client, summary.info.server) : (summary.info.server, summary.info.client)
             entries.append(
@@ -88,7 +94,7 @@ public struct StreamExtractor: StatelessStreamSink {
 
     private mutating func flush(_ id: ConnectionID, _ d: Int) {
         guard let pending = open[id]?[d], !pending.buffer.isEmpty else { return }
-        let path = directory + "/" + pending.name
+        let path = directory + "/" + pending.name + ".partial"
         if let file = fopen(path, pending.created ? "ab" : "wb") {
             let written = pending.buffer.withUnsafeBytes { fwrite($0.baseAddress, 1, $0.count, file) }
             if written != pending.buffer.count { writeErrors.append("\(path): short write") }

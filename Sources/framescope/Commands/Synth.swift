@@ -119,12 +119,11 @@ extension Framescope {
                 }
             }
             traffic.recordsMessages = truthMessages
-            guard let file = fopen(output, "wb") else {
-                throw Failure(message: "\(output): cannot write: \(String(cString: strerror(errno)))")
-            }
+            let file = try createFile(output)
             var writer = CaptureFileWriter(linkType: .ethernet, nanosecond: true, snapLength: UInt32(snaplen ?? 262_144))
+            var written = true
             func drain() {
-                _ = writer.bytes.withUnsafeBytes { fwrite($0.baseAddress, 1, $0.count, file) }
+                written = written && writer.bytes.withUnsafeBytes { file.write($0) }
                 writer.bytes.removeAll(keepingCapacity: true)
             }
             traffic.generate(bytes: size.bytes) { timestamp, packet in
@@ -132,7 +131,8 @@ extension Framescope {
                 if writer.bytes.count >= 1 << 20 { drain() }
             }
             drain()
-            fclose(file)
+            guard written else { throw Failure(message: "\(output): write failed") }
+            try commit(file)
             try writeJSON(to: output + ".truth.json") { traffic.truth.write(to: &$0) }
             if truthMessages {
                 try writeJSON(to: output + ".messages.ndjson", layout: .lines) { w in

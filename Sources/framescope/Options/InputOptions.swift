@@ -106,6 +106,15 @@ struct OutputOptions: ParsableArguments {
     @Option(name: [.customShort("o"), .long], help: "Write the report to this file instead of standard output.")
     var output: String?
 
+    /// An unwritable destination fails before the analysis, not after it.
+    func validate() throws {
+        guard let output else { return }
+        var status = stat()
+        if stat(output, &status) == 0 && status.st_mode & S_IFMT == S_IFDIR { throw ValidationError("--output \(output) is a directory") }
+        let folder = output.lastIndex(of: "/").map { String(output[...$0]) } ?? "."
+        if access(folder, W_OK) != 0 { throw ValidationError("--output \(output): cannot write in \(folder): \(String(cString: strerror(errno)))") }
+    }
+
     /// Writes the analysis report, streaming its JSON (a report can hold 50,000 connections).
     func write(_ report: AnalysisReport) throws {
         switch format {

@@ -16,8 +16,7 @@ struct AnalysisChain {
     /// Finished connections as the report lists them: the analyzer keeps none.
     let listing: ConnectionListing
     private let messages: MessageWriter?
-    private let connectionLines: Int32?
-    private let connectionLinesPath: String?
+    private let connectionLines: OutputFile?
 
     /// - Parameter format: the report's (JSON spills every connection it lists to a temporary file).
     init(options: AnalysisOptions, choice: DissectorChoice, format: OutputFormat) throws {
@@ -27,13 +26,12 @@ struct AnalysisChain {
             choice: choice, protobuf: check, maxRecoveryBytes: options.maxResyncMemory.bytes, midStream: options.midStream,
             evidenceBits: options.minEvidence)
         analyzer.maxRetainedConnections = 0
-        connectionLinesPath = options.connectionsNdjson
         connectionLines = try options.connectionsNdjson.map(createFile)
         let top = format == .json && options.connections != .worst ? 0 : options.top
         do {
             listing = try ConnectionListing(
                 scope: options.connections, top: top, protobuf: check, spillAll: format == .json && options.connections == .all,
-                ndjsonFD: connectionLines)
+                ndjsonFD: connectionLines?.fd)
         } catch { throw Failure(message: "\(error)") }
         let listing = listing
         analyzer.onConnection = { listing.add($0) }
@@ -46,9 +44,8 @@ struct AnalysisChain {
     func report(of finished: Sink, decode: DecodeStatistics, context: ReassemblyContext, inputs: [FlowsReport.Input]) throws -> AnalysisReport {
         try messages?.close()
         if let connectionLines {
-            let written = listing.finishStream()
-            close(connectionLines)
-            if !written { throw Failure(message: "\(connectionLinesPath!): write failed") }
+            guard listing.finishStream() else { throw Failure(message: "\(connectionLines.path): write failed") }
+            try commit(connectionLines)
         }
         let flows = FlowsReport(collector: finished.second, decode: decode, context: context, inputs: inputs)
         return AnalysisReport(analyzer: finished.first, flows: flows, choice: choice, listing: listing)

@@ -77,34 +77,36 @@ private struct Progress {
     }
 }
 
-/// Writes to standard output or to `--output FILE`.
+/// Writes to standard output or to `--output FILE` (complete, or not at all: see OutputFile).
 func emit(_ text: String, to path: String?) throws {
     guard let path else {
         print(text, terminator: "")
         return
     }
-    guard let file = fopen(path, "wb") else {
-        throw Failure(message: "\(path): cannot write: \(String(cString: strerror(errno)))")
-    }
-    defer { fclose(file) }
-    _ = text.utf8CString.withUnsafeBufferPointer { fwrite($0.baseAddress, 1, $0.count - 1, file) }
+    let file = try createFile(path)
+    var text = text
+    guard text.withUTF8({ file.write(UnsafeRawBufferPointer($0)) }) else { throw Failure(message: "\(path): write failed") }
+    try commit(file)
 }
 
-/// Opens `path` for writing from its start (created if missing), or says why it cannot.
-func createFile(_ path: String) throws -> Int32 {
-    let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-    guard fd >= 0 else { throw Failure(message: "\(path): cannot write: \(String(cString: strerror(errno)))") }
-    return fd
+/// Creates `path` under a temporary name (renamed by `commit`), or says why it cannot.
+func createFile(_ path: String) throws -> OutputFile {
+    do { return try OutputFile(path) } catch { throw Failure(message: "\(error)") }
+}
+
+/// Gives a finished output file its name.
+func commit(_ file: OutputFile) throws {
+    do { try file.commit() } catch { throw Failure(message: "\(error)") }
 }
 
 /// Streams a JSON document to standard output or to `path`.
 func writeJSON(to path: String?, layout: JSONWriter.Layout = .pretty, _ body: (inout JSONWriter) -> Void) throws {
-    let fd = try path.map(createFile) ?? 1
-    defer { if fd != 1 { close(fd) } }
-    var writer = JSONWriter(fd: fd, layout: layout)
+    let file = try path.map(createFile)
+    var writer = JSONWriter(fd: file?.fd ?? 1, layout: layout)
     body(&writer)
     writer.finish()
     if writer.failed { throw Failure(message: "\(path ?? "standard output"): write failed") }
+    if let file { try commit(file) }
 }
 
 /// Prints read errors and exits 1 if there were any (after the report was written).

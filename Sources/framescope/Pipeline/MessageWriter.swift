@@ -8,13 +8,13 @@ import Glibc
 /// `--messages FILE`: one JSON line per message, as the analyzer completes them.
 final class MessageWriter {
     private let path: String
-    private let fd: Int32
+    private let file: OutputFile
     private var writer: JSONWriter
 
     init(path: String) throws {
         self.path = path
-        fd = try createFile(path)
-        writer = JSONWriter(fd: fd, layout: .lines)
+        file = try createFile(path)
+        writer = JSONWriter(fd: file.fd, layout: .lines)
     }
 
     func write(_ message: MessageRecord) {
@@ -23,8 +23,8 @@ final class MessageWriter {
 
     func close() throws {
         writer.flush()
-        Glibc.close(fd)
         if writer.failed { throw Failure(message: "\(path): write failed") }
+        try commit(file)
     }
 }
 

@@ -68,7 +68,7 @@ final class WatchSession {
         }
         elapsed = monotonicSeconds() - start
         finalStatistics = capture.statistics
-        capture.flush()
+        do { try capture.finishWriting() } catch { throw Failure(message: "\(error)") }
         table.finish()
         view.finish()
         return try chain.report(of: table.sink, decode: table.decodeStatistics, context: table.context, inputs: [

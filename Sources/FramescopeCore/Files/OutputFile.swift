@@ -1,0 +1,101 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A file that appears under its name only when complete. It is written under a temporary name
+/// in the same folder (`.NAME.PID.N`, hidden) and renamed over `path` by `commit()`, which is
+/// atomic within a file system: a run that dies first leaves the previous file or none, never
+/// half of one. Creating it also proves early that the folder is writable. A destination that
+/// exists and is not a regular file (/dev/stdout, a FIFO) is written in place.
+///
+/// The one piece of file output in Core: capture writing, reports and extraction share it.
+public final class OutputFile {
+    public let path: String
+    /// Where to write; `commit()` and `discard()` close it.
+    public let fd: Int32
+    /// nil when writing in place.
+    private let temporary: String?
+    private var finished = false
+    nonisolated(unsafe) private static var counter = 0
+
+    public init(_ path: String) throws(OutputFileError) {
+        self.path = path
+        var status = stat()
+        if stat(path, &status) == 0 && status.st_mode & S_IFMT != S_IFREG {
+            guard status.st_mode & S_IFMT != S_IFDIR else { throw OutputFileError(path: path, reason: "is a directory") }
+            fd = open(path, O_WRONLY | O_TRUNC)
+            guard fd >= 0 else { throw OutputFileError(path: path, errno: errno) }
+            temporary = nil
+            return
+        }
+        let slash = path.lastIndex(of: "/")
+        let folder = slash.map { String(path[...$0]) } ?? ""
+        let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
+        while true {
+            Self.counter += 1
+            let candidate = "\(folder).\(name).\(getpid()).\(Self.counter)"
+            let fd = open(candidate, O_WRONLY | O_CREAT | O_EXCL, 0o644)  // the umask applies, as to any new file
+            if fd >= 0 {
+                self.fd = fd
+                temporary = candidate
+                return
+            }
+            guard errno == EEXIST else { throw OutputFileError(path: path, errno: errno) }
+        }
+    }
+
+    /// Closes the file and gives it its name.
+    public func commit() throws(OutputFileError) {
+        guard !finished else { return }
+        finished = true
+        let closed = close(fd)
+        guard closed == 0 else {
+            let error = errno
+            if let temporary { unlink(temporary) }
+            throw OutputFileError(path: path, errno: error)
+        }
+        if let temporary, rename(temporary, path) != 0 {
+            let error = errno
+            unlink(temporary)
+            throw OutputFileError(path: path, errno: error)
+        }
+    }
+
+    /// Closes the file and removes it, leaving whatever had the name before.
+    public func discard() {
+        guard !finished else { return }
+        finished = true
+        close(fd)
+        if let temporary { unlink(temporary) }
+    }
+
+    deinit { discard() }
+
+    /// Writes all of `bytes`, or returns false.
+    public func write(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        var done = 0
+        while done < bytes.count {
+            let n = Glibc.write(fd, bytes.baseAddress! + done, bytes.count - done)
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else { return false }
+            done += n
+        }
+        return true
+    }
+}
+
+public struct OutputFileError: Error, CustomStringConvertible {
+    public var path: String
+    public var reason: String
+
+    public init(path: String, reason: String) {
+        self.path = path
+        self.reason = reason
+    }
+
+    init(path: String, errno: Int32) {
+        self.init(path: path, reason: String(cString: strerror(errno)))
+    }
+
+    public var description: String { "\(path): cannot write: \(reason)" }
+}
