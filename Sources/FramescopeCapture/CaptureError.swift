@@ -23,7 +23,9 @@ public enum CaptureError: Error, CustomStringConvertible, Equatable {
             var hint = ""
             if message.contains("unknown file format") { hint = " (not a pcap or pcapng capture)" }
             if message.contains("truncated dump file") || message.contains("cut short") { hint = " (the file ends inside its header)" }
-            return "\(path): cannot read capture: \(message)\(hint)"
+            if message.contains("only got 0") { hint = " (the file is empty)" }
+            let reason = message.hasPrefix(path + ": ") ? String(message.dropFirst(path.count + 2)) : message  // libpcap names the file too
+            return "\(path): cannot read capture: \(reason)\(hint)"
         case .broken(let path, let message, let packets, let lastFrame, let offset):
             let at = offset.map { " near byte \($0)" } ?? ""
             let frame = lastFrame > 0 ? ", frame \(lastFrame) is the last one read" : ""

@@ -21,7 +21,7 @@ extension AnalysisReport {
         let endpoints = analyzer.context.evidence.endpoints
         events = analyzer.context.evidence.events.map { Event($0, endpoints: endpoints[$0.connection]) }
         eventsTotal = analyzer.context.evidence.total
-        warnings = Self.warnings(analyzer: analyzer, limits: flows.limits, inputs: flows.inputs)
+        warnings = Self.warnings(analyzer: analyzer, limits: flows.limits, inputs: flows.inputs, packets: flows.packets)
     }
 
     /// Per direction and in all, over the finished connections and `open` ones, as every format
@@ -51,25 +51,31 @@ extension AnalysisReport {
         let drops = capture.kernelDrops + capture.interfaceDrops
         if drops > 0 {
             warnings.insert(
-                "the capture dropped \(drops) packets (kernel \(capture.kernelDrops), interface \(capture.interfaceDrops)): "
+                "the capture dropped \(counted(drops, "packet")) (kernel \(capture.kernelDrops), interface \(capture.interfaceDrops)): "
                     + "they show up as gaps and damaged messages; a larger --buffer-size or a narrower --filter helps", at: 0)
         }
     }
 
-    private static func warnings(analyzer: Analyzer, limits: FlowsReport.Limits, inputs: [FlowsReport.Input]) -> [String] {
+    private static func warnings(analyzer: Analyzer, limits: FlowsReport.Limits, inputs: [FlowsReport.Input], packets: FlowsReport.Packets) -> [String] {
         var out: [String] = []
         for input in inputs where input.error != nil { out.append("input broken: \(input.error!)") }
+        if packets.cutBySnaplen > 0 {
+            out.append(
+                "the capture's snaplen cut \(counted(packets.cutBySnaplen, "TCP segment")) of \(packets.tcp) "
+                    + "(\(counted(packets.bytesCutBySnaplen, "payload byte")) not captured): those bytes are gaps, and the messages they "
+                    + "fall in are damaged rather than framed; capture whole packets (tcpdump -s 0) to see them")
+        }
         let over = analyzer.finished.segmentsOverMSS
         if over > 0 {
             out.append(
-                "\(over) segments are larger than the MSS their receiver announced: the capture was taken with segmentation "
+                "\(counted(over, "segment")) are larger than the MSS their receiver announced: the capture was taken with segmentation "
                     + "offload (TSO/GRO) on, so partial/merged figures describe the capturing host's buffers, not the wire")
         }
         if limits.bufferLimitGaps + limits.connectionLimitEvictions > 0 {
-            out.append("memory limits were reached (\(limits.bufferLimitGaps) holes skipped early, \(limits.connectionLimitEvictions) connections finalized early): figures are degraded there")
+            out.append("memory limits were reached (\(counted(limits.bufferLimitGaps, "hole")) skipped early, \(counted(limits.connectionLimitEvictions, "connection")) finalized early): figures are degraded there")
         }
         if analyzer.context.recoveryBudget.exhausted > 0 {
-            out.append("\(analyzer.context.recoveryBudget.exhausted) directions gave up resynchronising because all resync windows together reached their limit")
+            out.append("\(counted(analyzer.context.recoveryBudget.exhausted, "direction")) gave up resynchronising because all resync windows together reached their limit")
         }
         if analyzer.finished.count > 0 && analyzer.finished.dissected == 0 {
             out.append("no connection matched a dissector: give --dissector SPEC, or PORT=SPEC for the server port")

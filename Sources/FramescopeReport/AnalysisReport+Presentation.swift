@@ -13,7 +13,7 @@ extension AnalysisReport {
     public var listedCaption: String? {
         let more = totals.connections - analyses.count
         guard more > 0 else { return nil }
-        return "the \(analyses.count) worst of \(totals.connections) connections (malformed, damaged or cut messages first, then "
+        return "the \(analyses.count) worst of \(counted(totals.connections, "connection")) (malformed, damaged or cut messages first, then "
             + "naive-reader loss), and \(more) more: --top N lists more, --format json lists every one"
     }
 
@@ -22,7 +22,7 @@ extension AnalysisReport {
 
     /// `1,234 events, the first 20 shown; all in --format json`, or `3 events`.
     public var eventsCaption: String {
-        eventsTotal > Shown.events ? "\(eventsTotal) events, the first \(Shown.events) shown; all in --format json" : "\(eventsTotal) events"
+        eventsTotal > Shown.events ? "\(counted(eventsTotal, "event")), the first \(Shown.events) shown; all in --format json" : "\(counted(eventsTotal, "event"))"
     }
 
     /// The worst directions the human formats list.
@@ -60,7 +60,7 @@ extension AnalysisReport {
     public var verdict: [(direction: String, sentence: String)] {
         [("server → client", totals.serverToClient), ("client → server", totals.clientToServer)].compactMap { label, f in
             guard f.messages > 0 else { return nil }
-            var s = "\(percentText(f.partialPercent)) of \(f.messages) messages arrive split across segments; "
+            var s = "\(percentText(f.partialPercent)) of \(counted(f.messages, "message")) arrive split across segments; "
             s += "a one-read-one-message receiver would lose \(percentText(f.naiveReaderLossPercent)) of them"
             if f.malformed > 0 { s += "; \(f.malformed) malformed headers" }
             if let p = f.protobuf, p.invalid > 0 {
@@ -90,4 +90,9 @@ extension AnalysisReport.ProtobufFigures {
 /// A percentage as the reports print it: `12%`, `12.5%`.
 public func percentText(_ value: Double) -> String {
     value == value.rounded() ? "\(Int(value))%" : "\(value)%"
+}
+
+/// "1 message", "2 messages": a count with its noun in the right number.
+public func counted<N: BinaryInteger>(_ n: N, _ singular: String, _ plural: String? = nil) -> String {
+    "\(n) \(n == 1 ? singular : plural ?? singular + "s")"
 }

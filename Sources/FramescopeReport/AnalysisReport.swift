@@ -218,7 +218,7 @@ public struct AnalysisReport: Sendable {
 
         /// "#3 10.0.0.1:5000 → 10.0.0.2:80: 1240 messages in the whole stream"
         var direction: String {
-            "#\(connection) \(from) → \(to): \(messages) messages in \(wholeStream ? "the whole stream" : "its first \(bytes) bytes")"
+            "#\(connection) \(from) → \(to): \(counted(messages, "message")) in \(wholeStream ? "the whole stream" : "its first \(counted(bytes, "byte"))")"
         }
     }
 

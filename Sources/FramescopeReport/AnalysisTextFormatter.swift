@@ -7,18 +7,18 @@ public enum AnalysisTextFormatter {
         var out = ""
         if let c = r.capture {
             out += "captured on \(c.interface)\(c.filter.map { " (filter: \($0))" } ?? "") for \(seconds(c.durationSeconds)) s: "
-            out += "\(c.packetsCaptured) packets captured, \(c.kernelDrops) dropped by the kernel, \(c.interfaceDrops) by the interface"
+            out += "\(counted(c.packetsCaptured, "packet")) captured, \(c.kernelDrops) dropped by the kernel, \(c.interfaceDrops) by the interface"
             out += (c.savedTo.map { "; saved to \($0)" } ?? "") + "\n"
         }
         for warning in r.warnings { out += "warning: \(warning)\n" }
         if !r.warnings.isEmpty { out += "\n" }
-        out += "\(r.totals.connections) connections, \(r.totals.dissectedConnections) dissected"
+        out += "\(counted(r.totals.connections, "connection")), \(r.totals.dissectedConnections) dissected"
         if let d = r.dissectors.default {
             let name = r.dissectors.defaultName ?? d
             out += name == d ? " with \(d)" : " with \(name) (\(d))"
         }
         for (port, spec) in r.dissectors.byServerPort.sorted(by: { $0.key < $1.key }) { out += ", port \(port): \(spec)" }
-        out += "; \(r.packets.total) packets\n"
+        out += "; \(counted(r.packets.total, "packet"))\n"
         for line in r.inferenceSentences { out += "framing inferred (--dissector auto): \(line)\n" }
         out += "\n"
         out += verdict("client → server", r.totals.clientToServer, protobuf: r.protobuf)
@@ -40,10 +40,10 @@ public enum AnalysisTextFormatter {
 
     private static func verdict(_ label: String, _ f: AnalysisReport.Figures, protobuf: AnalysisReport.Protobuf?) -> String {
         guard f.messages + f.malformed + f.incompleteAtEnd + f.damagedByGaps > 0 else { return "\(label): no messages\n" }
-        var s = "\(label): \(f.messages) messages in \(f.segments) segments (sizes \(Int(f.messageSize.min))–\(Int(f.messageSize.max)) B, median \(Int(f.messageSize.p50)))\n"
-        s += "  \(pct(f.partialPercent)) arrive split across segments (\(f.partialMessages) partial, up to \(f.maxSegmentsPerMessage) segments)\n"
+        var s = "\(label): \(counted(f.messages, "message")) in \(counted(f.segments, "segment")) (sizes \(Int(f.messageSize.min))–\(Int(f.messageSize.max)) B, median \(Int(f.messageSize.p50)))\n"
+        s += "  \(pct(f.partialPercent)) arrive split across segments (\(f.partialMessages) partial, up to \(counted(f.maxSegmentsPerMessage, "segment")))\n"
         s += "  \(pct(f.mergedPercent)) of segments carry several messages (\(f.mergedSegments) merged, up to \(f.maxMessagesPerSegment) in one)\n"
-        s += "  a one-read-one-message receiver would lose \(pct(f.naiveReaderLossPercent)) (\(f.naiveReaderLoss) messages)\n"
+        s += "  a one-read-one-message receiver would lose \(pct(f.naiveReaderLossPercent)) (\(counted(f.naiveReaderLoss, "message")))\n"
         var problems: [String] = []
         if f.malformed > 0 {
             let reasons = f.malformedByReason.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
@@ -51,7 +51,7 @@ public enum AnalysisTextFormatter {
         }
         if f.incompleteAtEnd > 0 { problems.append("\(f.incompleteAtEnd) incomplete at end (\(f.incompleteBytes) B)") }
         if f.damagedByGaps > 0 { problems.append("\(f.damagedByGaps) damaged by capture gaps") }
-        if f.undissectedBytes > 0 { problems.append("\(f.undissectedBytes) bytes undissected") }
+        if f.undissectedBytes > 0 { problems.append("\(counted(f.undissectedBytes, "byte")) undissected") }
         if f.leadingBytes > 0 { problems.append("\(f.leadingBytes) leading bytes before the first boundary (picked up mid-stream)") }
         if let bits = f.boundaryEvidenceBits { problems.append("boundaries found with ≥ \(bits) bits of evidence") }
         if f.boundariesNotFound > 0 {

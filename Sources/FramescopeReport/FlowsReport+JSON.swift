@@ -44,6 +44,8 @@ extension FlowsReport.Limits {
 extension FlowsReport.Packets {
     func write(to w: inout JSONWriter) {
         w.object { w in
+            w.field("bytesCutBySnaplen", bytesCutBySnaplen)
+            w.field("cutBySnaplen", cutBySnaplen)
             w.field("skipped", counts: skipped)
             w.field("tcp", tcp)
             w.field("total", total)

@@ -28,6 +28,9 @@ public struct FlowsReport: Sendable {
     public struct Packets: Sendable {
         public var total: Int
         public var tcp: Int
+        /// TCP segments whose payload the snaplen cut, and the payload bytes cut.
+        public var cutBySnaplen: Int
+        public var bytesCutBySnaplen: Int64
         /// Packets not handed to the flow table, by reason (`not-tcp`, `ip-fragment`, …).
         public var skipped: [String: Int]
     }
@@ -125,7 +128,8 @@ extension FlowsReport {
         self.inputs = inputs
         var skipped: [String: Int] = [:]
         for reason in SkipReason.allCases where decode[reason] > 0 { skipped[reason.description] = decode[reason] }
-        packets = Packets(total: decode.packets, tcp: decode.tcpSegments, skipped: skipped)
+        packets = Packets(
+            total: decode.packets, tcp: decode.tcpSegments, cutBySnaplen: decode.cutSegments, bytesCutBySnaplen: decode.cutBytes, skipped: skipped)
         let summaries = collector.sortedConnections
         limits = Limits(
             peakBufferedBytes: context.peakBufferedBytes,

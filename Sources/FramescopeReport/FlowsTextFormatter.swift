@@ -21,7 +21,7 @@ public enum FlowsTextFormatter {
             ])
         }
         var text = table.render()
-        text += "\n\(report.connections.count) connections, \(report.packets.total) packets (\(report.packets.tcp) TCP"
+        text += "\n\(counted(report.connections.count, "connection")), \(counted(report.packets.total, "packet")) (\(report.packets.tcp) TCP"
         if !report.packets.skipped.isEmpty {
             let reasons = report.packets.skipped.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }
             text += "; skipped: " + reasons.joined(separator: ", ")
@@ -29,8 +29,8 @@ public enum FlowsTextFormatter {
         text += ")\n"
         let limited = report.limits.bufferLimitGaps + report.limits.connectionLimitEvictions
         if limited > 0 {
-            text += "warning: memory limits were reached: \(report.limits.bufferLimitGaps) holes skipped early, "
-                + "\(report.limits.connectionLimitEvictions) connections finalized early\n"
+            text += "warning: memory limits were reached: \(counted(report.limits.bufferLimitGaps, "hole")) skipped early, "
+                + "\(counted(report.limits.connectionLimitEvictions, "connection")) finalized early\n"
         }
         return text
     }

@@ -7,7 +7,7 @@ public enum InferenceTextFormatter {
     public static func line(_ p: FramingInference.PortInference) -> String {
         var line = "port \(p.port): "
         if let best = p.chosen {
-            line += "'\(best.spec)' (\(p.verdict.rawValue), confidence \(percent(p.confidence)), \(bits(best.evidenceBits)) bits over \(p.streams) streams"
+            line += "'\(best.spec)' (\(p.verdict.rawValue), confidence \(percent(p.confidence)), \(bits(best.evidenceBits)) bits over \(counted(p.streams, "stream"))"
             if let runnerUp = p.candidates.dropFirst().first, let margin = p.marginBits {
                 line += "; runner-up '\(runnerUp.spec)' \(bits(margin)) bits behind"
             }
@@ -25,7 +25,7 @@ public enum InferenceTextFormatter {
         guard !ports.isEmpty else { return "no TCP stream with data: nothing to infer\n" }
         var out = ""
         for p in ports {
-            out += "port \(p.port): \(p.streams) streams sampled (\(p.midStreamStreams) picked up mid-stream), \(p.bytes) bytes\n"
+            out += "port \(p.port): \(counted(p.streams, "stream")) sampled (\(p.midStreamStreams) picked up mid-stream), \(counted(p.bytes, "byte"))\n"
             switch p.verdict {
             case .confident: out += "  framing: \(p.chosen!.spec)\n"
             case .ambiguous: out += "  framing: \(p.chosen!.spec)   AMBIGUOUS\n"

@@ -9,7 +9,7 @@ import Testing
         let result = try cli.run(["analyze", CLITests.sample, "--dissector", "varint"])
         #expect(result.status == 0, "\(result.stderr)")
         let lines = result.stdout.split(separator: "\n").map(String.init)
-        #expect(lines[0].hasPrefix("1 connections, 1 dissected with varint"))
+        #expect(lines[0].hasPrefix("1 connection, 1 dissected with varint"))
         #expect(result.stdout.contains("server → client: 200 messages"))
         #expect(result.stdout.contains("a one-read-one-message receiver would lose"))
         #expect(result.stdout.contains("arrive split across segments"))

@@ -78,7 +78,7 @@ func oracleMissing(_ what: String, sourceLocation: SourceLocation = #_sourceLoca
         #expect(lines.first?.hasPrefix("ID  CLIENT") == true)
         #expect(lines[1].contains(Self.clientEndpoint) && lines[1].contains("→  \(Self.serverEndpoint)"))
         #expect(lines[1].contains("\(Self.upBytes)") && lines[1].contains("\(Self.downBytes)") && lines[1].contains("syn") && lines[1].contains("fin"))
-        #expect(result.stdout.contains("1 connections, "))
+        #expect(result.stdout.contains("1 connection, "))
     }
 
     @Test func flowsJSONIsStable() throws {

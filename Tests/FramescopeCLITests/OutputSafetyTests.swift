@@ -75,6 +75,6 @@ import Testing
     @Test func writingToStandardOutputByNameWritesInPlace() throws {
         let result = try cli.run(["flows", CLITests.sample, "-o", "/dev/stdout"])
         #expect(result.status == 0, "\(result.stderr)")
-        #expect(result.stdout.contains("1 connections"))
+        #expect(result.stdout.contains("1 connection,"))
     }
 }

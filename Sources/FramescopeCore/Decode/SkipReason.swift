@@ -30,6 +30,9 @@ public enum SkipReason: Int, CaseIterable, Sendable, CustomStringConvertible {
 public struct DecodeStatistics: Sendable {
     public var packets = 0
     public var tcpSegments = 0
+    /// TCP segments whose payload the capture's snaplen cut, and the payload bytes it cut.
+    public var cutSegments = 0
+    public var cutBytes: Int64 = 0
     public private(set) var skipped = [Int](repeating: 0, count: SkipReason.allCases.count)
 
     public init() {}

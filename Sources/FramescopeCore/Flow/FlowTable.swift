@@ -32,6 +32,10 @@ public struct FlowTable<Sink: StreamSink> {
         switch PacketDecoder.decode(bytes, linkType: info.linkType) {
         case .tcp(let segment):
             decodeStatistics.tcpSegments += 1
+            if segment.missingPayload > 0 {
+                decodeStatistics.cutSegments += 1
+                decodeStatistics.cutBytes += Int64(segment.missingPayload)
+            }
             receive(segment, frame: info.frame, timestamp: info.timestamp)
         case .skipped(let reason):
             decodeStatistics.count(reason)

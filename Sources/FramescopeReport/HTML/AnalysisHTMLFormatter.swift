@@ -37,7 +37,7 @@ public enum AnalysisHTMLFormatter {
     private static func header(_ r: AnalysisReport) -> String {
         var out = "<p class=\"meta\">"
         if let c = r.capture {
-            out += "\(c.packetsCaptured) packets captured in \(seconds(c.durationSeconds)) s, \(c.kernelDrops + c.interfaceDrops) dropped · "
+            out += "\(counted(c.packetsCaptured, "packet")) captured in \(seconds(c.durationSeconds)) s, \(c.kernelDrops + c.interfaceDrops) dropped · "
         }
         out += "<span data-json=\"packets.total\" data-value=\"\(r.packets.total)\">\(grouped(r.packets.total))</span> packets · "
         out += "<span data-json=\"totals.connections\" data-value=\"\(r.totals.connections)\">\(grouped(r.totals.connections))</span> connections, "
@@ -136,7 +136,7 @@ public enum AnalysisHTMLFormatter {
                 })
         }
         let categories = lowers.map { lower in
-            (byteLabel(lower), lower <= 1 ? "\(lower) bytes" : "\(lower)–\(2 * lower - 1) bytes")
+            (byteLabel(lower), lower <= 1 ? "\(counted(lower, "byte"))" : "\(lower)–\(counted(2 * lower - 1, "byte"))")
         }
         return BarChart(
             title: "Message sizes", caption: "messages by size, in powers of two (bytes)", categories: categories, series: series,
@@ -210,7 +210,7 @@ public enum AnalysisHTMLFormatter {
         let end = listed.map { epochSeconds($0.lastTime) }.max() ?? start
         var out = "<h2>Over time</h2>\n<p class=\"legendline\"><span class=\"key partial\"></span>partial messages "
         out += "<span class=\"key merged\"></span>merged segments <span class=\"key malformed\"></span>malformed headers · "
-        out += "\(rows.count) directions of the \(chosen.count) connections with the most events"
+        out += "\(counted(rows.count, "direction")) of the \(counted(chosen.count, "connection")) with the most events"
         if withEvents > chosen.count { out += " (of \(withEvents))" }
         out += "; darker = more in that interval</p>\n"
         return out + "<figure class=\"wide\">" + TimelineChart(rows: rows, start: start, end: end).render() + "</figure>\n"
@@ -247,7 +247,7 @@ public enum AnalysisHTMLFormatter {
             out += "connection \(e.connection), <code>\(escapeHTML(e.from))</code> → <code>\(escapeHTML(e.to))</code> · "
             out += "stream offset <span data-json=\"events.\(i).offset\" data-value=\"\(e.offset)\">\(e.offset)</span> · "
             out += "frame <span data-json=\"events.\(i).frame\" data-value=\"\(e.frame)\">\(e.frame)</span>"
-            if e.length > 0 { out += " · \(grouped(Double(e.length))) bytes" }
+            if e.length > 0 { out += " · \(grouped(Double(e.length))) \(e.length == 1 ? "byte" : "bytes")" }
             if let at = e.failedAt, let frame = e.failedInFrame {
                 out += " · stops parsing at offset <span data-json=\"events.\(i).failedAt\" data-value=\"\(at)\">\(at)</span> (frame \(frame))"
             }

@@ -39,6 +39,7 @@ extension Framescope {
             let chain = try AnalysisChain(options: analysis, choice: choice, format: out.format)
             var pipeline = try CapturePipeline(input: input, limits: analysis.limits, sink: chain.sink)
             let errors = pipeline.run()
+            try exitIfNothingOpened(errors, inputs: pipeline.inputs.count)
             var report = try chain.report(of: pipeline.sink, decode: pipeline.decodeStatistics, context: pipeline.context, inputs: pipeline.inputs)
             report.specSuggestions = try suggestSpecs(for: chain.listing.suggestionCandidates, input: input, limits: analysis.limits)
             report.inference = inferred

@@ -21,6 +21,7 @@ extension Framescope {
         func run() throws {
             var pipeline = try CapturePipeline(input: input, limits: limits, sink: FlowsCollector())
             let errors = pipeline.run()
+            try exitIfNothingOpened(errors, inputs: pipeline.inputs.count)
             let report = FlowsReport(collector: pipeline.sink, decode: pipeline.decodeStatistics, context: pipeline.context, inputs: pipeline.inputs)
             try out.write(report)
             try finish(with: errors)

@@ -148,8 +148,8 @@ extension Framescope {
                 }
             }
             let t = traffic.truth
-            print("wrote \(output): \(t.captureBytes) bytes, \(t.packets) packets, \(t.connections) connections, "
-                + "\(t.messagesClientToServer + t.messagesServerToClient) messages; analyze with --dissector '\(t.spec)'")
+            print("wrote \(output): \(counted(t.captureBytes, "byte")), \(counted(t.packets, "packet")), \(counted(t.connections, "connection")), "
+                + "\(counted(t.messagesClientToServer + t.messagesServerToClient, "message")); analyze with --dissector '\(t.spec)'")
         }
     }
 }

@@ -32,12 +32,18 @@ struct DissectorOptions: ParsableArguments {
         for argument in dissector where argument != "auto" {
             var text = argument
             var port: UInt16?
-            if let equals = argument.firstIndex(of: "="), let value = UInt16(argument[..<equals]) {
-                port = value
+            if let equals = argument.firstIndex(of: "="), argument[..<equals].allSatisfy(\.isASCII), let value = Int(argument[..<equals]) {
+                guard (1...65535).contains(value) else {
+                    throw SpecError("port \(value) in '\(argument)' is out of range: a server port is 1 to 65535")
+                }
+                port = UInt16(value)
                 text = String(argument[argument.index(after: equals)...])
             }
             let spec = try Self.parse(text)
             if let port {
+                guard choice.byServerPort[port] == nil else {
+                    throw SpecError("port \(port) has two SPECs ('\(choice.byServerPort[port]!.text)' and '\(text)'): give one --dissector per port")
+                }
                 choice.byServerPort[port] = spec
             } else if choice.byDefault == nil && !wantsAuto {
                 choice.byDefault = spec

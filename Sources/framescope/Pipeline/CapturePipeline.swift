@@ -109,6 +109,13 @@ func writeJSON(to path: String?, layout: JSONWriter.Layout = .pretty, _ body: (i
     if let file { try commit(file) }
 }
 
+/// When no input could be opened at all: the error lines say why, and exit 1 without a report
+/// (an empty one would only hide them).
+func exitIfNothingOpened(_ errors: [CaptureError], inputs: Int) throws {
+    let unopened = errors.filter { if case .cannotOpen = $0 { true } else { false } }.count
+    if inputs > 0 && unopened >= inputs { try finish(with: errors) }
+}
+
 /// Prints read errors and exits 1 if there were any (after the report was written).
 func finish(with errors: [CaptureError]) throws {
     for error in errors { writeError("framescope: \(error)\n") }

@@ -1,0 +1,83 @@
+import Foundation
+import Testing
+
+/// What a new user ran into (issue 17's list): each of these once behaved otherwise.
+@Suite struct RoughEdgesTests {
+    let cli = CLITests()
+
+    @Test func aPortOutOfRangeIsAUsageError() throws {
+        let result = try cli.run(["analyze", CLITests.sample, "--dissector", "70001=varint"])
+        #expect(result.status == 64)
+        #expect(result.stderr.contains("port 70001") && result.stderr.contains("out of range"))
+        #expect(result.stdout.isEmpty)
+    }
+
+    @Test func twoSpecsForOnePortAreAUsageErrorNotLastWins() throws {
+        let result = try cli.run(["analyze", CLITests.sample, "--dissector", "9000=varint", "--dissector", "9000=lines"])
+        #expect(result.status == 64)
+        #expect(result.stderr.contains("port 9000 has two SPECs"))
+    }
+
+    /// An input that cannot be opened at all gets its one error line and no empty report.
+    @Test(arguments: ["empty", "missing", "not-a-capture"])
+    func anUnreadableInputPrintsOneLineAndNoReport(kind: String) throws {
+        let folder = cli.temporaryDirectory()
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let path = folder + "/input.pcap"
+        switch kind {
+        case "empty": FileManager.default.createFile(atPath: path, contents: Data())
+        case "not-a-capture": try "hello, world\n".write(toFile: path, atomically: false, encoding: .utf8)
+        default: break
+        }
+        for command in [["analyze", path, "--dissector", "varint"], ["flows", path]] {
+            let result = try cli.run(command)
+            #expect(result.status == 1)
+            #expect(result.stdout.isEmpty, "\(command[0]) printed a report for \(kind)")
+            let lines = result.stderr.split(separator: "\n")
+            #expect(lines.count == 1 && lines[0].hasPrefix("framescope: \(path): cannot read capture: "))
+            #expect(lines.first?.components(separatedBy: path).count == 2, "the path once: \(lines)")
+        }
+        let said = try cli.run(["flows", path]).stderr
+        switch kind {
+        case "empty": #expect(said.contains("the file is empty"))
+        case "missing": #expect(said.contains("No such file or directory"))
+        default: #expect(said.contains("not a pcap or pcapng capture"))
+        }
+    }
+
+    /// With a readable input beside it, the report covers what was read and the error is said.
+    @Test func aMissingInputBesideAGoodOneStillGetsAReport() throws {
+        let result = try cli.run(["flows", "/nonexistent.pcap", CLITests.sample])
+        #expect(result.status == 1)
+        #expect(result.stdout.contains("1 connection, "))
+        #expect(result.stderr.contains("/nonexistent.pcap: cannot read capture"))
+    }
+
+    @Test func countsTakeTheirNounInTheRightNumber() throws {
+        let text = try cli.run(["analyze", CLITests.sample, "--dissector", "varint"]).stdout
+        #expect(text.hasPrefix("1 connection, 1 dissected"))
+        #expect(!text.contains("1 connections") && !text.contains(" 1 segments") && !text.contains(" 1 messages"))
+        #expect(try cli.run(["flows", CLITests.sample]).stdout.contains("\n1 connection, "))
+    }
+
+    /// A snaplen shorter than the packets is said once, with how many it cut and what that does.
+    @Test func aShortSnaplenIsWarnedOnceWithItsCount() throws {
+        let folder = cli.temporaryDirectory()
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let capture = folder + "/cut.pcap"
+        #expect(try cli.run(["synth", "-o", capture, "--framing", "varint", "--flows", "4", "--size", "200K", "--snaplen", "200"]).status == 0)
+        let text = try cli.run(["analyze", capture, "--dissector", "varint"]).stdout
+        let warnings = text.split(separator: "\n").filter { $0.contains("snaplen cut") }
+        #expect(warnings.count == 1)
+        #expect(warnings.first?.contains("damaged rather than framed") == true)
+        let json = try #require(
+            try JSONSerialization.jsonObject(with: Data(cli.run(["analyze", capture, "--dissector", "varint", "--format", "json"]).stdout.utf8))
+                as? [String: Any])
+        let packets = try #require(json["packets"] as? [String: Any])
+        let cut = try #require(packets["cutBySnaplen"] as? Int)
+        #expect(cut > 0 && (packets["bytesCutBySnaplen"] as? Int ?? 0) > cut)
+        #expect(warnings.first?.contains("cut \(cut) TCP segments of") == true)
+        // A whole capture says nothing about it.
+        #expect(!(try cli.run(["analyze", CLITests.sample, "--dissector", "varint"]).stdout.contains("snaplen")))
+    }
+}
