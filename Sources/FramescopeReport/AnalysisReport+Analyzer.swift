@@ -22,6 +22,7 @@ extension AnalysisReport {
         events = analyzer.context.evidence.events.map { Event($0, endpoints: endpoints[$0.connection]) }
         eventsTotal = analyzer.context.evidence.total
         warnings = Self.warnings(analyzer: analyzer, limits: flows.limits, inputs: flows.inputs, packets: flows.packets)
+        if let first = analyzer.finished.firstSeen, let last = analyzer.finished.lastSeen { span = (first, last) }
     }
 
     /// Per direction and in all, over the finished connections and `open` ones, as every format

@@ -92,6 +92,15 @@ public func percentText(_ value: Double) -> String {
     value == value.rounded() ? "\(Int(value))%" : "\(value)%"
 }
 
+extension AnalysisReport {
+    /// "from 2023-11-14T22:13:20.000Z to 2023-11-14T22:14:38.221Z (78.2 s)", or nil without traffic.
+    public var spanSentence: String? {
+        guard let (first, last) = span else { return nil }
+        let seconds = Double(last.nanoseconds - first.nanoseconds) / 1e9
+        return "from \(first.isoString) to \(last.isoString) (\(FlowsTextFormatter.format3(seconds)) s)"
+    }
+}
+
 /// "1 message", "2 messages": a count with its noun in the right number.
 public func counted<N: BinaryInteger>(_ n: N, _ singular: String, _ plural: String? = nil) -> String {
     "\(n) \(n == 1 ? singular : plural ?? singular + "s")"

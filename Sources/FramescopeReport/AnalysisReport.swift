@@ -30,6 +30,8 @@ public struct AnalysisReport: Sendable {
     public var events: [Event]
     public var eventsTotal: Int
     public var warnings: [String]
+    /// The first packet and the last of the connections analyzed.
+    public var span: (first: Timestamp, last: Timestamp)?
     /// SPECs next to the given one that frame a direction it found malformed headers in
     /// cleanly (files only: a second pass samples those directions).
     public var specSuggestions: [SpecSuggestion] = []

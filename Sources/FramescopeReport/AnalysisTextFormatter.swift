@@ -19,6 +19,7 @@ public enum AnalysisTextFormatter {
         }
         for (port, spec) in r.dissectors.byServerPort.sorted(by: { $0.key < $1.key }) { out += ", port \(port): \(spec)" }
         out += "; \(counted(r.packets.total, "packet"))\n"
+        if let span = r.spanSentence { out += "traffic \(span), UTC\n" }
         for line in r.inferenceSentences { out += "framing inferred (--dissector auto): \(line)\n" }
         out += "\n"
         out += verdict("client → server", r.totals.clientToServer, protobuf: r.protobuf)
@@ -40,10 +41,16 @@ public enum AnalysisTextFormatter {
 
     private static func verdict(_ label: String, _ f: AnalysisReport.Figures, protobuf: AnalysisReport.Protobuf?) -> String {
         guard f.messages + f.malformed + f.incompleteAtEnd + f.damagedByGaps > 0 else { return "\(label): no messages\n" }
-        var s = "\(label): \(counted(f.messages, "message")) in \(counted(f.segments, "segment")) (sizes \(Int(f.messageSize.min))–\(Int(f.messageSize.max)) B, median \(Int(f.messageSize.p50)))\n"
-        s += "  \(pct(f.partialPercent)) arrive split across segments (\(f.partialMessages) partial, up to \(counted(f.maxSegmentsPerMessage, "segment")))\n"
-        s += "  \(pct(f.mergedPercent)) of segments carry several messages (\(f.mergedSegments) merged, up to \(f.maxMessagesPerSegment) in one)\n"
-        s += "  a one-read-one-message receiver would lose \(pct(f.naiveReaderLossPercent)) (\(counted(f.naiveReaderLoss, "message")))\n"
+        var s = "\(label): \(counted(f.messages, "message")) in \(counted(f.segments, "segment"))"
+        if f.messages > 0 {
+            // Figures of messages only where there are some (not "sizes 0–0 B, up to 0 segments").
+            s += " (sizes \(Int(f.messageSize.min))–\(Int(f.messageSize.max)) B, median \(Int(f.messageSize.p50)))\n"
+            s += "  \(pct(f.partialPercent)) arrive split across segments (\(f.partialMessages) partial, up to \(counted(f.maxSegmentsPerMessage, "segment")))\n"
+            s += "  \(pct(f.mergedPercent)) of segments carry several messages (\(f.mergedSegments) merged, up to \(f.maxMessagesPerSegment) in one)\n"
+            s += "  a one-read-one-message receiver would lose \(pct(f.naiveReaderLossPercent)) (\(counted(f.naiveReaderLoss, "message")))\n"
+        } else {
+            s += "\n"
+        }
         var problems: [String] = []
         if f.malformed > 0 {
             let reasons = f.malformedByReason.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")

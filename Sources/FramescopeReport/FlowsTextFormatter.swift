@@ -4,7 +4,7 @@ import FramescopeCore
 public enum FlowsTextFormatter {
     public static func render(_ report: FlowsReport) -> String {
         var table = TextTable([
-            ("ID", .right), ("CLIENT", .left), ("", .left), ("SERVER", .left), ("FIRST (UTC)", .left),
+            ("ID", .right), ("CLIENT", .left), ("", .left), ("SERVER", .left), ("FIRST", .left),
             ("DURATION", .right), ("PKTS", .right), ("C→S BYTES", .right), ("S→C BYTES", .right),
             ("RETRANS", .right), ("OOO", .right), ("CONFLICTS", .right), ("GAPS", .right), ("START", .left), ("END", .left),
         ])
@@ -12,7 +12,7 @@ public enum FlowsTextFormatter {
             let (up, down) = (c.directions[0], c.directions[1])
             let gaps = up.gaps.count + down.gaps.count
             table.append([
-                String(c.id), c.client, "→", c.server, clock(c.firstTime), String(format3(c.durationSeconds)) + "s",
+                String(c.id), c.client, "→", c.server, iso(c.firstTime), String(format3(c.durationSeconds)) + "s",
                 String(c.packets), String(up.bytes), String(down.bytes),
                 String(up.retransmissions + down.retransmissions), String(up.outOfOrder + down.outOfOrder),
                 String(up.conflicts.count + down.conflicts.count),
@@ -35,16 +35,14 @@ public enum FlowsTextFormatter {
         return text
     }
 
-    /// `HH:MM:SS.mmm` of an epoch string, UTC.
-    static func clock(_ epoch: String) -> String {
+    /// ISO 8601 UTC of an epoch string (`1700000000.017928463` → `2023-11-14T22:13:20.017Z`).
+    static func iso(_ epoch: String) -> String {
         let parts = epoch.split(separator: ".")
         guard let seconds = Int64(parts[0]) else { return epoch }
-        let day = ((seconds % 86_400) + 86_400) % 86_400
-        let millis = parts.count > 1 ? String(parts[1].prefix(3)) : "000"
-        return "\(two(day / 3600)):\(two(day / 60 % 60)):\(two(day % 60)).\(millis)"
+        let digits = parts.count > 1 ? String(parts[1].prefix(9)) : ""
+        let fraction = Int64(digits + String(repeating: "0", count: 9 - digits.count)) ?? 0
+        return Timestamp(nanoseconds: seconds * 1_000_000_000 + (epoch.hasPrefix("-") ? -fraction : fraction)).isoString
     }
-
-    private static func two(_ v: Int64) -> String { v < 10 ? "0\(v)" : "\(v)" }
 
     static func format3(_ value: Double) -> String {
         let thousandths = Int64((value * 1000).rounded())

@@ -80,4 +80,25 @@ import Testing
         // A whole capture says nothing about it.
         #expect(!(try cli.run(["analyze", CLITests.sample, "--dissector", "varint"]).stdout.contains("snaplen")))
     }
+
+    /// Times a person reads carry the date, in ISO 8601 UTC (the sample was recorded on a known day).
+    @Test func humanTimesAreISO8601WithTheDate() throws {
+        let flows = try cli.run(["flows", CLITests.sample]).stdout.split(separator: "\n")
+        #expect(flows[0].contains("FIRST "))
+        let iso = #/\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z/#
+        #expect(flows[1].contains(iso))
+        let json = try #require(
+            try JSONSerialization.jsonObject(with: Data(cli.run(["flows", CLITests.sample, "--format", "json"]).stdout.utf8)) as? [String: Any])
+        let firstTime = try #require((json["connections"] as? [[String: Any]])?.first?["firstTime"] as? String)
+        let first = try #require(Double(firstTime))
+        let expected = ISO8601DateFormatter()
+        expected.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        #expect(flows[1].contains(expected.string(from: Date(timeIntervalSince1970: (first * 1000).rounded(.down) / 1000))))
+        for format in ["text", "markdown", "html"] {
+            let out = try cli.run(["analyze", CLITests.sample, "--dissector", "varint", "--format", format]).stdout
+            #expect(out.contains(iso), "\(format) has no ISO time")
+        }
+        // JSON keeps numbers.
+        #expect(!(try cli.run(["analyze", CLITests.sample, "--dissector", "varint", "--format", "json"]).stdout.contains(iso)))
+    }
 }

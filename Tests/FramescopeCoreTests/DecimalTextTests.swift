@@ -26,4 +26,18 @@ import Testing
         let wide = bytes.withUnsafeMutableBufferPointer { writeDecimal(UInt64.max, into: $0, at: 0) }
         #expect(String(decoding: bytes[0..<wide], as: UTF8.self) == String(UInt64.max))
     }
+
+    /// Human times: ISO 8601 UTC with the date, checked against dates whose epoch is known
+    /// (`date -u -d @SECONDS`), leap days and times before 1970 included.
+    @Test func isoTimesCarryTheDate() {
+        func iso(_ seconds: Int64, _ nanoseconds: Int64 = 0) -> String { Timestamp(nanoseconds: seconds * 1_000_000_000 + nanoseconds).isoString }
+        #expect(iso(0) == "1970-01-01T00:00:00.000Z")
+        #expect(iso(1_700_000_000, 17_928_463) == "2023-11-14T22:13:20.017Z")
+        #expect(iso(1_709_164_800) == "2024-02-29T00:00:00.000Z")
+        #expect(iso(951_782_400) == "2000-02-29T00:00:00.000Z")
+        #expect(iso(951_868_800) == "2000-03-01T00:00:00.000Z")
+        #expect(iso(4_102_444_799, 999_999_999) == "2099-12-31T23:59:59.999Z")
+        #expect(Timestamp(nanoseconds: -1).isoString == "1969-12-31T23:59:59.999Z")
+        #expect(iso(-86_400 * 365) == "1969-01-01T00:00:00.000Z")
+    }
 }

@@ -13,6 +13,31 @@ public struct Timestamp: Hashable, Comparable, Sendable {
     public static func < (a: Timestamp, b: Timestamp) -> Bool { a.nanoseconds < b.nanoseconds }
 
     /// `seconds.nanoseconds`, nine digits, as tshark prints `frame.time_epoch`.
+    /// ISO 8601 in UTC to the millisecond, `2023-11-14T22:13:20.000Z`: what a person reads.
+    public var isoString: String {
+        let (seconds, nanoseconds) = self.nanoseconds.quotientAndRemainder(dividingBy: 1_000_000_000)
+        let total = nanoseconds < 0 ? seconds - 1 : seconds
+        let millis = (nanoseconds < 0 ? nanoseconds + 1_000_000_000 : nanoseconds) / 1_000_000
+        let (days, secondOfDay) = total.quotientAndRemainder(dividingBy: 86_400)
+        let (day, second) = secondOfDay < 0 ? (days - 1, secondOfDay + 86_400) : (days, secondOfDay)
+        // Days since 1970-01-01 to a civil date (Howard Hinnant's days_from_civil, inverted).
+        let z = day + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let dayOfEra = z - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let mp = (5 * dayOfYear + 2) / 153
+        let dayOfMonth = dayOfYear - (153 * mp + 2) / 5 + 1
+        let month = mp < 10 ? mp + 3 : mp - 9
+        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        func pad(_ v: Int64, _ width: Int) -> String {
+            let text = String(v.magnitude)
+            return (v < 0 ? "-" : "") + String(repeating: "0", count: max(0, width - text.count)) + text
+        }
+        return "\(pad(year, 4))-\(pad(month, 2))-\(pad(dayOfMonth, 2))T\(pad(second / 3600, 2)):\(pad(second / 60 % 60, 2)):"
+            + "\(pad(second % 60, 2)).\(pad(millis, 3))Z"
+    }
+
     public var epochString: String {
         let s = nanoseconds.quotientAndRemainder(dividingBy: 1_000_000_000)
         var sec = s.quotient, ns = s.remainder

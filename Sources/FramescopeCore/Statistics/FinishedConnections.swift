@@ -13,9 +13,15 @@ public struct FinishedConnections: Sendable {
 
     public init() {}
 
+    /// The first packet and the last of all finished connections.
+    public private(set) var firstSeen: Timestamp?
+    public private(set) var lastSeen: Timestamp?
+
     public mutating func add(_ analysis: ConnectionAnalysis) {
         count += 1
         let summary = analysis.summary
+        firstSeen = min(firstSeen ?? summary.info.firstSeen, summary.info.firstSeen)
+        lastSeen = max(lastSeen ?? summary.lastSeen, summary.lastSeen)
         segmentsOverMSS += summary[.clientToServer].segmentsOverMSS + summary[.serverToClient].segmentsOverMSS
         guard let analyzed = analysis.directions else {
             undissectedConnectionBytes += summary[.clientToServer].bytes + summary[.serverToClient].bytes
