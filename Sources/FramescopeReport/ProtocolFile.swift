@@ -19,18 +19,35 @@ public enum ProtocolFile {
         return try parse(data, path: path)
     }
 
-    /// Parses a protocol file's bytes; `path` names it in errors.
+    /// Parses a protocol file's bytes; `path` names it in errors, with the line of the key at fault.
     public static func parse(_ data: Data, path: String) throws -> DissectorSpec {
         let text = String(decoding: data, as: UTF8.self)
         var fields: [String: String] = [:]
         var types: [String: String] = [:]
+        /// Where each key (and each type value, as "types.VALUE") was written.
+        var lines: [String: Int] = [:]
+        func fail(_ message: String, at key: String? = nil) -> SpecError {
+            let line = key.flatMap { lines[$0] }.map { " line \($0)" } ?? ""
+            return SpecError("protocol file '\(path)'\(line): \(message)")
+        }
         if text.trimmingCharacters(in: .whitespacesAndNewlines).hasPrefix("{") {
             guard let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
-                throw SpecError("protocol file '\(path)': not valid JSON")
+                throw fail("not valid JSON")
+            }
+            // JSON has no line numbers of its own: a key's line is where its quoted name first appears.
+            func line(of key: String) -> Int? {
+                text.range(of: "\"\(key)\"").map { text[..<$0.lowerBound].reduce(1) { $1 == "\n" ? $0 + 1 : $0 } }
             }
             for (key, value) in object {
-                if key == "types", let map = value as? [String: Any] {
-                    for (k, v) in map { types[k] = "\(v)" }
+                lines[key] = line(of: key)
+                if key == "types" {
+                    guard let map = value as? [String: Any] else { throw fail("'types' must map type values to names", at: key) }
+                    for (k, v) in map {
+                        types[k] = "\(v)"
+                        lines["types." + k] = line(of: k)
+                    }
+                } else if value is [Any] || value is [String: Any] {
+                    throw fail("'\(key)' must be a string or a number", at: key)
                 } else {
                     fields[key] = "\(value)"
                 }
@@ -40,30 +57,47 @@ public enum ProtocolFile {
             for (number, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
                 let line = raw.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? ""
                 if line.trimmingCharacters(in: .whitespaces).isEmpty { continue }
+                let at = " line \(number + 1)"
                 let indented = line.first == " " || line.first == "\t"
                 guard let colon = line.firstIndex(of: ":") else {
-                    throw SpecError("protocol file '\(path)' line \(number + 1): expected 'key: value'")
+                    throw SpecError("protocol file '\(path)'\(at): expected 'key: value'")
                 }
                 let key = line[..<colon].trimmingCharacters(in: .whitespaces)
                 var value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+                if value.first == "{" || value.first == "[" {
+                    throw SpecError(
+                        "protocol file '\(path)'\(at): '\(key): \(value)' is a YAML flow collection, which protocol files do not read; "
+                            + "write 'types:' and then one indented 'VALUE: NAME' line per type")
+                }
                 if value.count >= 2, value.first == "\"" || value.first == "'", value.last == value.first {
                     value = String(value.dropFirst().dropLast())
                 }
-                if indented && inTypes {
+                if indented {
+                    guard inTypes else { throw SpecError("protocol file '\(path)'\(at): '\(key)' is indented, but only the entries of 'types:' are") }
+                    guard types[key] == nil else { throw SpecError("protocol file '\(path)'\(at): type \(key) is named twice") }
                     types[key] = value
+                    lines["types." + key] = number + 1
                 } else {
+                    guard lines[key] == nil else { throw SpecError("protocol file '\(path)'\(at): '\(key)' is given twice") }
+                    lines[key] = number + 1
                     inTypes = key == "types" && value.isEmpty
                     if !inTypes { fields[key] = value }
                 }
             }
         }
+        for key in fields.keys.sorted(by: { (lines[$0] ?? 0) < (lines[$1] ?? 0) }) where !Self.keys.contains(key.lowercased()) {
+            throw fail("unknown key '\(key)': a protocol file has name, spec (or framing and its options: \(Self.optionKeys.sorted().joined(separator: ", "))) and types", at: key)
+        }
         let name = fields.removeValue(forKey: "name") ?? path
         var specText: String
         if let spec = fields.removeValue(forKey: "spec") {
+            if let other = fields.keys.sorted(by: { (lines[$0] ?? 0) < (lines[$1] ?? 0) }).first {
+                throw fail("'\(other)' next to 'spec': give the options inside the spec, or as keys with 'framing', not both", at: other)
+            }
             specText = spec
         } else {
             guard let framing = fields.removeValue(forKey: "framing") else {
-                throw SpecError("protocol file '\(path)': needs 'spec' or 'framing'")
+                throw fail("needs 'spec' or 'framing'")
             }
             let options = fields.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ",")
             specText = options.isEmpty ? framing : "\(framing):\(options)"
@@ -72,14 +106,43 @@ public enum ProtocolFile {
         do {
             spec = try DissectorSpec(parsing: specText)
         } catch {
-            throw SpecError("protocol file '\(path)': \(error.description)")
+            // Name the line of the option at fault when the SPEC names one.
+            // (Read past the quoted SPEC itself: it names every option.)
+            let said = error.description.replacingOccurrences(of: "'\(specText)'", with: "")
+            let key = fields.keys.sorted().first { said.contains("'\($0)'") || said.contains("'\($0)=") || said.contains(" \($0)=") }
+            throw fail(error.description, at: key ?? (lines["spec"] != nil ? "spec" : "framing"))
         }
         spec.name = name
-        for (key, value) in types {
+        let typeLimit = Self.largestType(of: spec)
+        for (key, value) in types.sorted(by: { (lines["types." + $0.key] ?? 0) < (lines["types." + $1.key] ?? 0) }) {
             let number = key.lowercased().hasPrefix("0x") ? UInt64(key.dropFirst(2), radix: 16) : UInt64(key)
-            guard let number else { throw SpecError("protocol file '\(path)': type value '\(key)' is not a number") }
+            guard let number else { throw fail("type value '\(key)' is not a number", at: "types." + key) }
+            guard let typeLimit else {
+                throw fail("names type \(key), but '\(spec.text)' has no type field (add type=OFFSET:WIDTH)", at: "types." + key)
+            }
+            guard number <= typeLimit else {
+                throw fail("type \(key) cannot occur: the type field holds at most \(typeLimit)", at: "types." + key)
+            }
             spec.typeNames[number] = value
         }
         return spec
+    }
+
+    /// The SPEC options a protocol file may give as keys of their own (with Netty's long names).
+    static let optionKeys: Set = [
+        "adjust", "body", "bodymagic", "encoding", "endian", "headeronly", "magic", "max", "min", "offset", "preamble", "type", "width",
+        "lengthfieldoffset", "lengthfieldlength", "lengthadjustment", "maxframelength", "byteorder", "endianness", "length",
+    ]
+    static let keys = optionKeys.union(["name", "spec", "framing"])
+
+    /// The largest value the SPEC's type field can hold; nil when it has none.
+    static func largestType(of spec: DissectorSpec) -> UInt64? {
+        switch spec.kind {
+        case .lengthField(let d):
+            guard let field = d.typeField else { return nil }
+            return field.width >= 8 ? .max : (1 << (8 * UInt64(field.width))) - 1
+        case .postgres: return 255
+        case .delimiter: return nil
+        }
     }
 }

@@ -101,4 +101,27 @@ import Testing
         // JSON keeps numbers.
         #expect(!(try cli.run(["analyze", CLITests.sample, "--dissector", "varint", "--format", "json"]).stdout.contains(iso)))
     }
+
+    /// Protocol files are checked, and an error names the line at fault (exit 64).
+    @Test(arguments: [
+        ("name: x\nframing: length\nofset: 4\nwidth: 2\n", "line 3: unknown key 'ofset'"),
+        ("spec: varint\ntypes: {1: login}\n", "line 2: 'types: {1: login}' is a YAML flow collection"),
+        ("spec: length:offset=0,width=2,type=2:1\ntypes:\n  1: a\n  300: b\n", "line 4: type 300 cannot occur: the type field holds at most 255"),
+        ("spec: varint\ntypes:\n  1: login\n", "line 3: names type 1, but 'varint' has no type field"),
+        ("spec: varint\n  offset: 4\n", "line 2: 'offset' is indented, but only the entries of 'types:' are"),
+        ("name: a\nname: b\nspec: varint\n", "line 2: 'name' is given twice"),
+        ("spec: varint\noffset: 4\n", "line 2: 'offset' next to 'spec'"),
+        ("framing: length\noffset: 4\nwidth: 9\n", "line 3: "),
+        ("{\n  \"name\": \"x\",\n  \"framing\": \"length\",\n  \"offset\": 0,\n  \"widht\": 2\n}\n", "line 5: unknown key 'widht'"),
+    ])
+    func protocolFileErrorsNameTheLine(file: String, said: String) throws {
+        let folder = cli.temporaryDirectory()
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let path = folder + "/proto.yaml"
+        try file.write(toFile: path, atomically: false, encoding: .utf8)
+        let result = try cli.run(["analyze", CLITests.sample, "--dissector", "@" + path])
+        #expect(result.status == 64)
+        #expect(result.stderr.contains("protocol file '\(path)' \(said)"), "\(result.stderr)")
+        #expect(result.stdout.isEmpty)
+    }
 }
