@@ -124,4 +124,29 @@ import Testing
         #expect(result.stderr.contains("protocol file '\(path)' \(said)"), "\(result.stderr)")
         #expect(result.stdout.isEmpty)
     }
+
+    /// `analyze --help` shows the SPEC grammar whole and legible at any width: every key, the
+    /// presets, three examples with a field after the length, no line broken into blank ones.
+    @Test(arguments: [60, 80, 120])
+    func theSpecGrammarHelpIsLegible(columns: Int) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: CLITests.binary)
+        process.arguments = ["analyze", "--help"]
+        process.environment = ProcessInfo.processInfo.environment.merging(["COLUMNS": String(columns)]) { $1 }
+        let out = Pipe()
+        process.standardOutput = out
+        try process.run()
+        let help = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        let grammar = try #require(help.range(of: "SPEC is one of:")).lowerBound
+        let end = try #require(help.range(of: "--messages")).lowerBound
+        let text = String(help[grammar..<end])
+        for key in ["offset=", "width=", "endian=", "encoding=", "adjust=", "magic=", "type=", "max=", "min=", "preamble=", "headeronly=", "body=", "bodymagic="] {
+            #expect(text.contains(key), "\(key) missing at \(columns) columns")
+        }
+        #expect(text.contains("preset:NAME") && text.contains("postgres") && text.contains("18437"))
+        #expect(text.components(separatedBy: "length:offset=").count - 1 >= 4)  // the form and three examples
+        let blankLines = text.split(separator: "\n", omittingEmptySubsequences: false).dropLast().filter { $0.trimmingCharacters(in: .whitespaces).isEmpty }
+        #expect(blankLines.count == 1, "blank lines inside the grammar at \(columns) columns")  // the one before the examples
+    }
 }
