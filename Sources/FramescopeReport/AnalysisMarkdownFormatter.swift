@@ -48,6 +48,7 @@ public enum AnalysisMarkdownFormatter {
             label: { $0 >= 1 << 20 ? "\($0 >> 20)M" : $0 >= 1 << 10 ? "\($0 >> 10)K" : String($0) })
         out += timelines(r)
         out += worstConnections(r)
+        out += examples(r)
         out += evidence(r)
         out += suggestions(r)
         return out
@@ -103,6 +104,13 @@ public enum AnalysisMarkdownFormatter {
     private static func suggestions(_ r: AnalysisReport) -> String {
         guard !r.specSuggestions.isEmpty else { return "" }
         return "\n### SPECs that frame cleanly\n\n" + r.suggestionSentences.map { "- \($0)\n" }.joined()
+    }
+
+    private static func examples(_ r: AnalysisReport) -> String {
+        guard !r.examples.isEmpty else { return "" }
+        var out = "\n### Split and glued: examples\n\n"
+        for e in r.examples { out += "- **\(e.kind)** — \(e.sentence)  \n  Wireshark: `\(e.wiresharkFilter)`\n" }
+        return out
     }
 
     private static func evidence(_ r: AnalysisReport) -> String {

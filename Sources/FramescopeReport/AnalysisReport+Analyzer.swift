@@ -21,6 +21,7 @@ extension AnalysisReport {
         let endpoints = analyzer.context.evidence.endpoints
         events = analyzer.context.evidence.events.map { Event($0, endpoints: endpoints[$0.connection]) }
         eventsTotal = analyzer.context.evidence.total
+        examples = analyzer.context.evidence.examples.map { Example($0, endpoints: endpoints[$0.connection]) }
         warnings = Self.warnings(analyzer: analyzer, limits: flows.limits, inputs: flows.inputs, packets: flows.packets)
         if let first = analyzer.finished.firstSeen, let last = analyzer.finished.lastSeen { span = (first, last) }
     }

@@ -103,6 +103,34 @@ extension AnalysisReport.Distribution {
     }
 }
 
+extension AnalysisReport.Example {
+    init(_ e: SplitExample, endpoints: (Endpoint, Endpoint)?) {
+        let (client, server) = endpoints ?? (Endpoint(address: IPAddress(ipv4: 0), port: 0), Endpoint(address: IPAddress(ipv4: 0), port: 0))
+        let (from, to) = e.direction == .clientToServer ? (client, server) : (server, client)
+        kind = e.kind.rawValue
+        connection = e.connection.rawValue
+        self.from = from.description
+        self.to = to.description
+        offset = e.offset
+        length = e.length
+        firstFrame = e.firstFrame
+        lastFrame = e.lastFrame
+        count = e.count
+        time = e.timestamp.epochString
+        let stream = "tcp.stream == \(e.connection.rawValue)"
+        wiresharkFilter = e.kind == .merged
+            ? "\(stream) && frame.number == \(e.firstFrame)"
+            : "\(stream) && tcp.srcport == \(from.port) && tcp.len > 0 && frame.number >= \(e.firstFrame) && frame.number <= \(e.lastFrame)"
+    }
+
+    /// One line: what it is and where.
+    var sentence: String {
+        kind == "partial"
+            ? "#\(connection) \(from) → \(to): a \(length)-byte message at offset \(offset) in \(count) segments, frames \(firstFrame)–\(lastFrame)"
+            : "#\(connection) \(from) → \(to): the segment at offset \(offset) (frame \(firstFrame)) carries bytes of \(count) messages"
+    }
+}
+
 extension AnalysisReport.Event {
     init(_ e: AnalysisEvent, endpoints: (Endpoint, Endpoint)?) {
         let (client, server) = endpoints ?? (Endpoint(address: IPAddress(ipv4: 0), port: 0), Endpoint(address: IPAddress(ipv4: 0), port: 0))

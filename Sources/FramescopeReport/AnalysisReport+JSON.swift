@@ -36,6 +36,8 @@ extension AnalysisReport {
             w.key("events")
             w.array(events) { w, e in e.write(to: &w) }
             w.field("eventsTotal", eventsTotal)
+            w.key("examples")
+            w.array(examples) { w, e in e.write(to: &w) }
             if !inference.isEmpty {
                 w.key("inference")
                 InferenceReport.write(inference, to: &w)
@@ -167,6 +169,24 @@ extension AnalysisReport.Distribution {
             w.field("min", min)
             w.field("p50", p50)
             w.field("p99", p99)
+        }
+    }
+}
+
+extension AnalysisReport.Example {
+    func write(to w: inout JSONWriter) {
+        w.object { w in
+            w.field("connection", connection)
+            w.field("count", count)
+            w.field("firstFrame", firstFrame)
+            w.field("from", from)
+            w.field("kind", kind)
+            w.field("lastFrame", lastFrame)
+            w.field("length", length)
+            w.field("offset", offset)
+            w.field("time", time)
+            w.field("to", to)
+            w.field("wiresharkFilter", wiresharkFilter)
         }
     }
 }

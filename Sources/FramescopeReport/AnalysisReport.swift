@@ -29,6 +29,8 @@ public struct AnalysisReport: Sendable {
     /// Evidence, in stream order per connection (the first 10,000).
     public var events: [Event]
     public var eventsTotal: Int
+    /// A few partial messages and merged segments per direction, in the order they were found.
+    public var examples: [Example] = []
     public var warnings: [String]
     /// The first packet and the last of the connections analyzed.
     public var span: (first: Timestamp, last: Timestamp)?
@@ -241,6 +243,25 @@ public struct AnalysisReport: Sendable {
             return "with \(first.change)\(first.meaning.map { " (\($0))" } ?? "") framing is clean, 0 malformed: "
                 + list.map(\.direction).joined(separator: "; ") + "; --dissector '\(spec)'"
         }
+    }
+
+    /// A partial message or a merged segment, with what finds it in Wireshark.
+    public struct Example: Sendable {
+        /// `partial` or `merged`.
+        public var kind: String
+        public var connection: Int
+        public var from: String
+        public var to: String
+        /// Partial: the message's first byte; merged: the segment's.
+        public var offset: Int64
+        /// Partial: the message's length; merged: 0.
+        public var length: Int64
+        public var firstFrame: UInt64
+        public var lastFrame: UInt64
+        /// Partial: segments the message spans; merged: messages the segment carries.
+        public var count: Int
+        public var time: String
+        public var wiresharkFilter: String
     }
 
     public struct Event: Sendable {

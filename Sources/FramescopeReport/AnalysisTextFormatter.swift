@@ -29,6 +29,7 @@ public enum AnalysisTextFormatter {
         out += connectionTable(r)
         out += types(r)
         out += worst(r)
+        out += examples(r)
         out += evidence(r)
         out += suggestions(r)
         return out
@@ -110,6 +111,13 @@ public enum AnalysisTextFormatter {
         for (c, _, d) in ranked {
             s += "  #\(c.id) \(d.from) → \(d.to): \(d.figures.malformed) malformed, naive-reader loss \(pct(d.figures.naiveReaderLossPercent))\n"
         }
+        return s
+    }
+
+    private static func examples(_ r: AnalysisReport) -> String {
+        guard !r.examples.isEmpty else { return "" }
+        var s = "\nsplit and glued, examples:\n"
+        for e in r.examples { s += "  \(e.kind): \(e.sentence)\n    wireshark: \(e.wiresharkFilter)\n" }
         return s
     }
 

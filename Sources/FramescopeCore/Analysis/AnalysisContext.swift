@@ -51,6 +51,23 @@ public struct EvidenceRecorder: Sendable {
         }
     }
 
+    /// Examples of partial messages and merged segments, the first `examplesPerKind` of each
+    /// kind per direction.
+    public static let examplesPerKind = 3
+    public private(set) var examples: [SplitExample] = []
+    /// Examples kept per kind and direction (checked per partial message: no scan).
+    private var exampleCounts = (partial: PerDirection(clientToServer: 0, serverToClient: 0), merged: PerDirection(clientToServer: 0, serverToClient: 0))
+
+    func wantsExample(_ kind: SplitExample.Kind, _ direction: Direction) -> Bool {
+        (kind == .partial ? exampleCounts.partial : exampleCounts.merged)[direction] < Self.examplesPerKind
+    }
+
+    mutating func add(example: SplitExample) {
+        examples.append(example)
+        if example.kind == .partial { exampleCounts.partial[example.direction] += 1 } else { exampleCounts.merged[example.direction] += 1 }
+        named.insert(example.connection)
+    }
+
     /// Notes the endpoints of a finishing connection if a kept event names it.
     mutating func connectionFinished(_ info: ConnectionInfo) {
         if named.remove(info.id) != nil { endpoints[info.id] = (info.client, info.server) }

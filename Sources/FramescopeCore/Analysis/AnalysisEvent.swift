@@ -34,6 +34,28 @@ public struct AnalysisEvent: Sendable, Equatable {
     public var looksLike: String? = nil
 }
 
+/// The evidence behind the partial and merged counts, a few per direction: a message that
+/// arrived in two or more segments, or a segment that carried bytes of two or more messages.
+public struct SplitExample: Sendable, Equatable {
+    public enum Kind: String, Sendable, CaseIterable {
+        case partial, merged
+    }
+
+    public var kind: Kind
+    public var connection: ConnectionID
+    public var direction: Direction
+    /// Partial: the message's first byte; merged: the segment's first byte (stream offsets).
+    public var offset: Int64
+    /// Partial: the message's length; merged: 0.
+    public var length: Int64
+    /// Partial: the frames of its first and last segment; merged: the segment's frame, twice.
+    public var firstFrame: UInt64
+    public var lastFrame: UInt64
+    /// Partial: segments the message spans; merged: messages the segment carries.
+    public var count: Int
+    public var timestamp: Timestamp
+}
+
 /// Where a body stopped parsing: the reason, the offending byte's stream offset and its frame.
 public struct ProtobufFailureSite: Sendable, Equatable {
     public var reason: ProtobufFailure

@@ -86,7 +86,9 @@ extension DirectionAnalyzer {
         mode = .framing
         if cause == .midStream, let tail = parts.last(where: { $0.at <= found.offset }), tail.at < found.offset {
             // The segment that carried the leading tail carries a second message if it goes on.
-            ledger.enter(tail.segment, messageOpen: false, figures: &analysis)
+            var merged: SegmentLedger.Merged?
+            ledger.enter(tail.segment, messageOpen: false, figures: &analysis, merged: &merged)
+            noteMerged(merged, context: &context)
             ledger.countLeadingTail()
         }
         bytes.withUnsafeBytes { all in

@@ -104,7 +104,9 @@ struct DirectionAnalyzer {
         }
         inspection.abandon()
         message = nil
-        ledger.finish(figures: &analysis)
+        var merged: SegmentLedger.Merged?
+        ledger.finish(figures: &analysis, merged: &merged)
+        noteMerged(merged, context: &context)
     }
 
     // MARK: Framing
@@ -113,7 +115,9 @@ struct DirectionAnalyzer {
         if mode == .recovering {
             keepForRecovery(bytes, segment: segment, context: &context)
         } else {
-            ledger.enter(segment, messageOpen: message != nil, figures: &analysis)
+            var merged: SegmentLedger.Merged?
+            ledger.enter(segment, messageOpen: message != nil, figures: &analysis, merged: &merged)
+            if merged != nil { noteMerged(merged, context: &context) }
             process(bytes, at: offset, context: &context)
         }
     }
@@ -192,13 +196,23 @@ struct DirectionAnalyzer {
         message = nil
         if !m.damaged { finishBody(context: &context) }
         guard !m.isPreamble && !m.damaged else {
-            ledger.dropMessage(figures: &analysis)
+            var merged: SegmentLedger.Merged?
+            ledger.dropMessage(figures: &analysis, merged: &merged)
+            noteMerged(merged, context: &context)
             if m.isPreamble { analysis.preambleBytes += end - m.start }
             return
         }
         let segments = ledger.messageSegments
-        ledger.countMessage(figures: &analysis)
+        var merged: SegmentLedger.Merged?
+        ledger.countMessage(figures: &analysis, merged: &merged)
+        noteMerged(merged, context: &context)
         let length = end - m.start, last = ledger.segment
+        if segments >= 2 && context.evidence.wantsExample(.partial, direction) {
+            context.evidence.add(
+                example: SplitExample(
+                    kind: .partial, connection: connection, direction: direction, offset: m.start, length: length,
+                    firstFrame: m.firstSegment.frame, lastFrame: last.frame, count: segments, timestamp: m.firstSegment.timestamp))
+        }
         analysis.messages += 1
         analysis.messageBytes += length
         analysis.sizes.add(length)
@@ -218,8 +232,18 @@ struct DirectionAnalyzer {
 
     /// The frame in progress is no message after all (malformed, damaged, or the end).
     private mutating func dropMessage() {
-        ledger.dropMessage(figures: &analysis)
+        var merged: SegmentLedger.Merged?  // (a segment merged only with what turned out no message is none)
+        ledger.dropMessage(figures: &analysis, merged: &merged)
         message = nil
+    }
+
+    /// A merged segment just settled: an example of it while the evidence wants one.
+    func noteMerged(_ merged: SegmentLedger.Merged?, context: inout AnalysisContext) {
+        guard let merged, context.evidence.wantsExample(.merged, direction) else { return }
+        context.evidence.add(
+            example: SplitExample(
+                kind: .merged, connection: connection, direction: direction, offset: merged.segment.start, length: 0,
+                firstFrame: merged.segment.frame, lastFrame: merged.segment.frame, count: merged.messages, timestamp: merged.segment.timestamp))
     }
 
     private mutating func markDamaged(length: Int64, context: inout AnalysisContext) {

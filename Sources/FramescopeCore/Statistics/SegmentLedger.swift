@@ -11,20 +11,23 @@ struct SegmentLedger {
     private var hasSegment = false
     private var touches = 0
     /// Earlier segments the message in progress spans, with their touches so far.
-    private var spanned: [(touches: Int, timestamp: Timestamp)] = []
+    private var spanned: [(touches: Int, segment: SegmentMark)] = []
+    /// The last merged segment settled and the messages it carried, until the analyzer takes it
+    /// as an example (nil most of the time: settling is where merges are known).
+    typealias Merged = (segment: SegmentMark, messages: Int)
     /// Segments the message in progress spans so far.
     private(set) var messageSegments = 0
     private var messageStartsSegment = false
 
     /// Bytes of `next` follow, inside a message in progress or not; a part of the current
     /// segment (a replay) changes nothing.
-    mutating func enter(_ next: SegmentMark, messageOpen: Bool, figures: inout DirectionAnalysis) {
+    mutating func enter(_ next: SegmentMark, messageOpen: Bool, figures: inout DirectionAnalysis, merged: inout Merged?) {
         if hasSegment && segment.isSame(as: next) { return }
         if hasSegment && messageOpen {
-            spanned.append((touches, segment.timestamp))
+            spanned.append((touches, segment))
             messageSegments += 1
         } else {
-            finish(figures: &figures)
+            finish(figures: &figures, merged: &merged)
         }
         segment = next
         touches = 0
@@ -42,13 +45,13 @@ struct SegmentLedger {
     mutating func countLeadingTail() { touches += 1 }
 
     /// The message in progress was none: the segments it spans settle without it.
-    mutating func dropMessage(figures: inout DirectionAnalysis) {
-        settle(touched: false, figures: &figures)
+    mutating func dropMessage(figures: inout DirectionAnalysis, merged: inout Merged?) {
+        settle(touched: false, figures: &figures, merged: &merged)
     }
 
     /// The message in progress completed in the current segment.
-    mutating func countMessage(figures f: inout DirectionAnalysis) {
-        settle(touched: true, figures: &f)
+    mutating func countMessage(figures f: inout DirectionAnalysis, merged: inout Merged?) {
+        settle(touched: true, figures: &f, merged: &merged)
         f.segmentsPerMessage.add(messageSegments)
         if messageSegments >= 2 {
             f.partialMessages += 1
@@ -59,23 +62,24 @@ struct SegmentLedger {
     }
 
     /// Settles everything still open (at the end of the direction).
-    mutating func finish(figures: inout DirectionAnalysis) {
-        settle(touched: false, figures: &figures)
-        if hasSegment { record(touches: touches, at: segment.timestamp, figures: &figures) }
+    mutating func finish(figures: inout DirectionAnalysis, merged: inout Merged?) {
+        settle(touched: false, figures: &figures, merged: &merged)
+        if hasSegment { record(touches: touches, in: segment, figures: &figures, merged: &merged) }
         hasSegment = false
     }
 
-    private mutating func settle(touched: Bool, figures: inout DirectionAnalysis) {
+    private mutating func settle(touched: Bool, figures: inout DirectionAnalysis, merged: inout Merged?) {
         if touched { touches += 1 }
-        for s in spanned { record(touches: s.touches + (touched ? 1 : 0), at: s.timestamp, figures: &figures) }
+        for s in spanned { record(touches: s.touches + (touched ? 1 : 0), in: s.segment, figures: &figures, merged: &merged) }
         spanned.removeAll(keepingCapacity: true)
     }
 
-    private func record(touches: Int, at time: Timestamp, figures f: inout DirectionAnalysis) {
+    private func record(touches: Int, in segment: SegmentMark, figures f: inout DirectionAnalysis, merged: inout Merged?) {
         if touches > 0 { f.messagesPerSegment.add(touches) }
         if touches >= 2 {
             f.mergedSegments += 1
-            f.timeline.add(.merged, at: time)
+            f.timeline.add(.merged, at: segment.timestamp)
+            merged = (segment, touches)
         }
     }
 }
