@@ -42,6 +42,11 @@ import Testing
         // The script ran and found every chart laid out with a real size.
         let rendered = try #require(firstMatch(#"data-charts-rendered="(\d+)/(\d+)""#, in: dom), "\(name): the page script did not run")
         #expect(rendered[0] == rendered[1] && Int(rendered[1])! >= 3, "\(name): charts rendered \(rendered)")
+        // No address breaks across lines, even in a narrow window (they once wrapped mid-port).
+        let narrow = try cli.run(
+            ["--headless", "--no-sandbox", "--disable-gpu", "--user-data-dir=\(directory)/profile", "--window-size=420,2000", "--dump-dom",
+             URL(fileURLWithPath: page).absoluteString], executable: browser)
+        #expect(firstMatch(#"data-addresses-wrapped="(\d+)""#, in: narrow.stdout)?[0] == "0", "\(name): an address wraps at 420 px")
 
         // Every figure on the page equals the JSON report's, and bars are drawn to scale.
         var checked = 0

@@ -15,6 +15,7 @@ public enum AnalysisHTMLFormatter {
         body += protobuf(r)
         body += timeline(r)
         body += worst(r)
+        body += examples(r)
         body += evidence(r)
         if !r.specSuggestions.isEmpty {
             body += "<h2>SPECs that frame cleanly</h2>\n<ul>" + r.suggestionSentences.map { "<li>\(escapeHTML($0))</li>" }.joined() + "</ul>\n"
@@ -228,7 +229,7 @@ public enum AnalysisHTMLFormatter {
             func cell(_ key: String, _ value: Double) -> String {
                 "<td data-json=\"\(path).figures.\(key)\" data-value=\"\(number(value))\">\(grouped(value))</td>"
             }
-            out += "<tr><td>\(c.id)</td><td><code>\(escapeHTML(d.from))</code> → <code>\(escapeHTML(d.to))</code></td>"
+            out += "<tr><td>\(c.id)</td><td><code class=\"addr\">\(escapeHTML(d.from))</code> → <code class=\"addr\">\(escapeHTML(d.to))</code></td>"
             out += "<td><code>\(escapeHTML(c.dissector ?? "-"))</code></td>"
             out += cell("messages", Double(f.messages)) + cell("partialPercent", f.partialPercent) + cell("mergedPercent", f.mergedPercent)
             out += cell("naiveReaderLoss", Double(f.naiveReaderLoss)) + cell("malformed", Double(f.malformed))
@@ -240,12 +241,27 @@ public enum AnalysisHTMLFormatter {
         return out
     }
 
+    private static func examples(_ r: AnalysisReport) -> String {
+        guard !r.examples.isEmpty else { return "" }
+        var out = "<h2>Split and glued: examples</h2>\n"
+        for (i, e) in r.examples.enumerated() {
+            out += "<div class=\"event \(e.kind)\"><p><strong>\(e.kind)</strong> · connection \(e.connection), "
+            out += "<code class=\"addr\">\(escapeHTML(e.from))</code> → <code class=\"addr\">\(escapeHTML(e.to))</code> · "
+            out += "stream offset <span data-json=\"examples.\(i).offset\" data-value=\"\(e.offset)\">\(e.offset)</span> · "
+            out += e.kind == "partial"
+                ? "\(grouped(Double(e.length))) bytes in <span data-json=\"examples.\(i).count\" data-value=\"\(e.count)\">\(e.count)</span> segments, frames \(e.firstFrame)–\(e.lastFrame)"
+                : "frame \(e.firstFrame) carries bytes of <span data-json=\"examples.\(i).count\" data-value=\"\(e.count)\">\(e.count)</span> messages"
+            out += "</p>\n" + copyable(e.wiresharkFilter) + "</div>\n"
+        }
+        return out
+    }
+
     private static func evidence(_ r: AnalysisReport) -> String {
         guard !r.events.isEmpty else { return "" }
         var out = "<h2>Evidence <small>(\(escapeHTML(r.eventsCaption)))</small></h2>\n"
         for (i, e) in r.shownEvents.enumerated() {
             out += "<div class=\"event \(e.kind)\"><p><strong>\(escapeHTML(e.kind))\(e.reason.map { " (\(escapeHTML($0)))" } ?? "")</strong> · "
-            out += "connection \(e.connection), <code>\(escapeHTML(e.from))</code> → <code>\(escapeHTML(e.to))</code> · "
+            out += "connection \(e.connection), <code class=\"addr\">\(escapeHTML(e.from))</code> → <code class=\"addr\">\(escapeHTML(e.to))</code> · "
             out += "stream offset <span data-json=\"events.\(i).offset\" data-value=\"\(e.offset)\">\(e.offset)</span> · "
             out += "frame <span data-json=\"events.\(i).frame\" data-value=\"\(e.frame)\">\(e.frame)</span>"
             if e.length > 0 { out += " · \(grouped(Double(e.length))) \(e.length == 1 ? "byte" : "bytes")" }

@@ -13,7 +13,7 @@ enum HTMLAssets {
         table{border-collapse:collapse;margin:8px 0}th,td{padding:4px 10px;border-bottom:1px solid var(--line);text-align:right}
         th:first-child,table.sortable th:nth-child(-n+3),table.sortable td:nth-child(-n+3){text-align:left}table.figures th{text-align:left;font-weight:normal;color:var(--muted)}
         table.figures thead th{color:var(--fg);font-weight:600;text-align:right}table.sortable{width:100%}table.sortable th{cursor:pointer;user-select:none}
-        td code{word-break:break-all}
+        td code{word-break:break-all}code.addr{white-space:nowrap;word-break:normal}
         .charts{display:flex;flex-wrap:wrap;gap:18px}figure{margin:0;background:var(--panel);border-radius:6px;padding:10px}
         figure.wide{overflow-x:auto}figcaption{font-weight:600}figcaption small{display:block;font-weight:normal;color:var(--muted);font-size:13px}
         svg text{font:11px system-ui,sans-serif;fill:var(--muted)}svg .tick,svg .count{text-anchor:middle}svg .ytick{text-anchor:end}
@@ -65,6 +65,10 @@ enum HTMLAssets {
             if (box.width > 0 && box.height > 0) drawn += 1;
           });
           document.documentElement.dataset.chartsRendered = drawn + "/" + charts.length;
+          // An address broken across lines shows as two rects: count them (0 is right).
+          var wrapped = 0;
+          document.querySelectorAll("code.addr").forEach(function (a) { if (a.getClientRects().length > 1) wrapped += 1; });
+          document.documentElement.dataset.addressesWrapped = String(wrapped);
         })();
         """
 }
