@@ -70,7 +70,7 @@ extension AnalysisReport {
         let over = analyzer.finished.segmentsOverMSS
         if over > 0 {
             out.append(
-                "\(counted(over, "segment")) \(over == 1 ? "is" : "are") larger than the MSS its receiver announced: the capture was taken with segmentation "
+                "\(counted(over, "segment")) \(over == 1 ? "is larger than the MSS its" : "are larger than the MSS their") receiver announced: the capture was taken with segmentation "
                     + "offload (TSO/GRO) on, so partial/merged figures describe the capturing host's buffers, not the wire")
         }
         if limits.bufferLimitGaps + limits.connectionLimitEvictions > 0 {

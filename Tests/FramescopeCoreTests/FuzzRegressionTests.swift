@@ -11,6 +11,10 @@ import Testing
 
     static let repeatingTypedVarintFrames = "IQAPDw8PDw8PDw8PDw8PDw8PDw8PDw8PDw8PDw8PDw8PDw8PDw8PDw8PDw8PDw8PDw8PDw8PDw8PDw8PDw8PDw8PDw8PDw8PDw8PDw8PDw8PDw8PDw8PDw8PDw8PDw8PDw8PDw8PDw8PDw8PDyAA"
 
+    /// FuzzDissect, 2026-11-24: varint lengths that run on for many bytes, the stream handed
+    /// over in different parts of the same segments, framed differently.
+    static let longVarintsInParts = "ISUw29HBjY2NjY2NjY2NjY2NjY2NjY2NjY0JRQkJCQkJCQkJCQkJCQkJCQkJCQkJCQkJCQkJCQkJCQkJCecJCQlFCQkJCQkJCQkJCQkJCQkJCQkJCQkJCQkJCQkNCQkJCQkJCQmUCecJCQkJCQkJCQkJCQkJCQkJCfb2/////////////////////////0RNTU1NTU1NTU1NTU1NTU1NTQNNTU1NTU1NTU1NTU1NTU1NTU1NTU1NTU1NTU1NTU1NTU1FTEVURQkJCQkN5wkJCQkJCQkJCdJcFQD/////CAD///////////////87/////0RFTEVURQkJCQkJCQkJCQkJCQkJCQAJCQkJCQkJCQkJCQkJDQn///////8JCQ0JCQkJCf///w3nCQkJCQkJCQkJCQkJCQkJCQkJCQkJCQkJCfYJCQkJ////DecJCQkJCQkJCQkJCQkJCQkJb29vb29vb29vb29vb29vb29vbwkJCQkJCQkJCfb29vb29vb29vb29vb29vb29vb2Afb29kD29vb29vb29vb29vb29gkD/AEAAAUJCQkNCQkJCQkJCQkJ5wkJCQkJCQkJCQkJCQkJCQkJ9vb2jY2NjTCNjY2NjY2NjY2NjY2NjY3bjY2N0lwVAAkJCQ0JCQkJCQkJCQnnCUUJCQkJCQkJCQkJCQkJCQkJCQkJCQkJCQkJCQkJDQkJCQkJCQkJCecJCQkJCQkJCQkJCQkJCQkJCfb2/////////////////////////0RNTU1NTU1NTU1NTU1NTU1NTU1NTU1NTU1NTU1NTU1NTU1NTU1NTU1NTU1NTU1NTU1NTU1FTEVURQkJCQkN5wkJCQkJCQkJCdJcFQD/////CAD///////////////87/////0RFTEVURQkJCQkJCQkJCQkJCQkJCQAJCQkJCQkJCQkJCQkJDQn///8hAytiAwEAAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQGhAQEBAQEBAQEAkpKSkpIICAgICAgICAgICAgICAgICAgILggICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAiSkkVBRCCSkhKSkpKSkpKSkpKSklLp7khFQUQgVEWSkpKSkpKSkpKSkpKSkpKSkpKSkpKSkpKSkpKSkpKS////////REVMRVRFCQkJkpKSCQ3nCSOSkpKSkg=="
+
     func replay(
         spec: DissectorSpec, isClient: Bool, stream: [UInt8], cuts: [Int], splits: Set<Int> = [], midStream: Bool = false
     ) -> (frames: [Int64], analysis: DirectionAnalysis) {
@@ -93,5 +97,24 @@ import Testing
         let parts = replay(spec: spec, isClient: true, stream: stream, cuts: ends, splits: splits, midStream: true)
         #expect(whole.frames == parts.frames, "ends \(ends), splits \(splits.sorted())")
         #expect(whole.analysis.leadingBytes == parts.analysis.leadingBytes)
+    }
+
+    @Test func longVarintLengthsFrameTheSameInAnyChunking() throws {
+        let input = [UInt8](try #require(Data(base64Encoded: Self.longVarintsInParts)))
+        let stream = Array(input.dropFirst(3))
+        let spec = try DissectorSpec(parsing: "length:offset=1,encoding=varint,type=0:1")
+        var state = UInt32(input[1]) << 8 | UInt32(input[2]) | 1
+        var cuts: [Int] = [], position = 0
+        while position < stream.count {
+            state ^= state << 13; state ^= state >> 17; state ^= state << 5
+            position += 1 + Int(state % 97)
+            if position < stream.count { cuts.append(position) }
+        }
+        let ends = cuts.enumerated().filter { $0.offset % 2 == 0 }.map(\.element)
+        let splits = Set(cuts.enumerated().filter { $0.offset % 2 == 1 }.map(\.element))
+        let whole = replay(spec: spec, isClient: false, stream: stream, cuts: ends)
+        let parts = replay(spec: spec, isClient: false, stream: stream, cuts: ends, splits: splits)
+        #expect(whole.frames == parts.frames, "ends \(ends), splits \(splits.sorted())")
+        #expect(whole.analysis.malformed == parts.analysis.malformed)
     }
 }

@@ -2,13 +2,13 @@
 /// the bytes go to `recovery`'s window, and framing starts again at the boundary it finds.
 extension DirectionAnalyzer {
     mutating func startRecovery(
-        _ cause: FramingRecovery.Cause, at offset: Int64, keeping kept: [UInt8], segment: SegmentMark, candidateFrom: Int,
-        malformedEvent: AnalysisEvent? = nil, context: inout AnalysisContext
+        _ cause: FramingRecovery.Cause, at offset: Int64, keeping kept: [UInt8], segment: SegmentMark, later: [SegmentMark] = [],
+        candidateFrom: Int, malformedEvent: AnalysisEvent? = nil, context: inout AnalysisContext
     ) {
         mode = .recovering
         cutter.reset()
         recovery.begin(
-            cause, at: offset, keeping: kept, segment: segment, candidateFrom: candidateFrom, malformedEvent: malformedEvent,
+            cause, at: offset, keeping: kept, segment: segment, later: later, candidateFrom: candidateFrom, malformedEvent: malformedEvent,
             budget: &context.recoveryBudget)
     }
 

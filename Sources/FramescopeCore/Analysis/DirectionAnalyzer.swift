@@ -56,7 +56,14 @@ struct DirectionAnalyzer {
     // MARK: Input
 
     mutating func feed(_ chunk: StreamChunk, context: inout AnalysisContext) {
-        let segment = SegmentMark(start: chunk.offset, frame: chunk.frame, timestamp: chunk.timestamp)
+        var segment = SegmentMark(start: chunk.offset, frame: chunk.frame, timestamp: chunk.timestamp)
+        // A later part of a segment (reassembly hands one over in parts) starts where the
+        // segment did: recovery counts frames that begin at segment starts, not at parts.
+        if ledger.segment.isSame(as: segment) {
+            segment = ledger.segment
+        } else if mode == .recovering, let last = recovery.parts.last?.segment, last.isSame(as: segment) {
+            segment = last
+        }
         if chunk.midStream && end == 0 && chunk.offset == 0 && mode == .framing && message == nil && context.midStream == .search {
             // Picked up mid-stream: the first byte may be inside a message.
             startRecovery(.midStream, at: 0, keeping: [], segment: segment, candidateFrom: 0, context: &context)
@@ -181,10 +188,11 @@ struct DirectionAnalyzer {
         analysis.malformed += 1
         analysis.malformedByReason.add(malformed.reason)
         analysis.timeline.add(.malformed, at: m.firstSegment.timestamp)
+        let spanned = ledger.messageSegmentMarks  // (before the message is dropped)
         dropMessage()
         analysis.undissectedBytes += Int64(malformed.scanned)
         startRecovery(
-            .malformed, at: at, keeping: kept, segment: m.firstSegment, candidateFrom: 1,
+            .malformed, at: at, keeping: kept, segment: m.firstSegment, later: spanned, candidateFrom: 1,
             malformedEvent: event(.malformed, reason: malformed.reason, at: at, in: m.firstSegment, bytes: evidence), context: &context)
         keepForRecovery(rest, segment: ledger.segment, context: &context)
     }

@@ -76,17 +76,23 @@ struct FramingRecovery: Blank {
     /// Whether bytes of `segment` would start a new part (the window's segments so far are then complete).
     func startsNewSegment(_ segment: SegmentMark) -> Bool { !(parts.last?.segment.isSame(as: segment) ?? false) }
 
-    /// Starts a search at `offset` with `kept` bytes (carried by `segment`) already known to
-    /// follow it; frames may start from window offset `candidateFrom`.
+    /// Starts a search at `offset` with `kept` bytes (carried by `segment`, and by `later`
+    /// segments from where they start) already known to follow it; frames may start from window
+    /// offset `candidateFrom`.
     mutating func begin(
-        _ cause: Cause, at offset: Int64, keeping kept: [UInt8], segment: SegmentMark, candidateFrom: Int,
+        _ cause: Cause, at offset: Int64, keeping kept: [UInt8], segment: SegmentMark, later: [SegmentMark] = [], candidateFrom: Int,
         malformedEvent: AnalysisEvent? = nil, budget: inout RecoveryBudget
     ) {
         budget.inUse += kept.count
         self.cause = cause
         bytes = kept
         start = offset
-        parts = kept.isEmpty ? [] : [(0, segment)]
+        // Kept bytes may span segments (a header read over several): each starts a part where it
+        // starts, so the search knows which window offsets are segment starts however they came.
+        parts = kept.isEmpty ? [] : [(0, segment)] + later.compactMap { mark in
+            let at = mark.start - offset
+            return at > 0 && at < Int64(kept.count) ? (Int(at), mark) : nil
+        }
         slid = 0
         from = candidateFrom
         nextEvaluation = Self.firstEvaluation

@@ -34,6 +34,9 @@ struct SegmentLedger {
         hasSegment = true
     }
 
+    /// The segments the message in progress spans so far, from its first to the current one.
+    var messageSegmentMarks: [SegmentMark] { spanned.map(\.segment) + (hasSegment ? [segment] : []) }
+
     /// A message starts at `offset`, in the current segment.
     mutating func beginMessage(at offset: Int64) {
         messageSegments = 1
