@@ -78,12 +78,11 @@ import Testing
         }
     }
 
-    /// FuzzDissect, 2026-11-23: a run of identical MQTT-like frames (type 0x0f, length 15) picked
-    /// up mid-stream; splitting segments into parts must not change what recovery finds.
-    @Test func repeatingTypedFramesAreFoundTheSameInAnyChunking() throws {
-        let input = [UInt8](try #require(Data(base64Encoded: Self.repeatingTypedVarintFrames)))
+    /// FuzzDissect's chunking of an input: the stream after three bytes, the segment ends and
+    /// the splits inside segments its generator (seeded by bytes 1 and 2) draws.
+    static func chunking(_ base64: String) throws -> (stream: [UInt8], ends: [Int], splits: Set<Int>) {
+        let input = [UInt8](try #require(Data(base64Encoded: base64)))
         let stream = Array(input.dropFirst(3))
-        let spec = try DissectorSpec(parsing: "length:offset=1,encoding=varint,type=0:1")
         var state = UInt32(input[1]) << 8 | UInt32(input[2]) | 1
         var cuts: [Int] = [], position = 0
         while position < stream.count {
@@ -92,26 +91,24 @@ import Testing
             if position < stream.count { cuts.append(position) }
         }
         let ends = cuts.enumerated().filter { $0.offset % 2 == 0 }.map(\.element)
-        let splits = Set(cuts.enumerated().filter { $0.offset % 2 == 1 }.map(\.element))
+        return (stream, ends, Set(cuts.enumerated().filter { $0.offset % 2 == 1 }.map(\.element)))
+    }
+
+    /// FuzzDissect, 2026-11-23: a run of identical MQTT-like frames (type 0x0f, length 15) picked
+    /// up mid-stream; splitting segments into parts must not change what recovery finds.
+    @Test func repeatingTypedFramesAreFoundTheSameInAnyChunking() throws {
+        let (stream, ends, splits) = try Self.chunking(Self.repeatingTypedVarintFrames)
+        let spec = try DissectorSpec(parsing: "length:offset=1,encoding=varint,type=0:1")
         let whole = replay(spec: spec, isClient: true, stream: stream, cuts: ends, midStream: true)
         let parts = replay(spec: spec, isClient: true, stream: stream, cuts: ends, splits: splits, midStream: true)
         #expect(whole.frames == parts.frames, "ends \(ends), splits \(splits.sorted())")
         #expect(whole.analysis.leadingBytes == parts.analysis.leadingBytes)
     }
 
+    /// A header read over two segments, one of them handed over in parts (see `longVarintsInParts`).
     @Test func longVarintLengthsFrameTheSameInAnyChunking() throws {
-        let input = [UInt8](try #require(Data(base64Encoded: Self.longVarintsInParts)))
-        let stream = Array(input.dropFirst(3))
+        let (stream, ends, splits) = try Self.chunking(Self.longVarintsInParts)
         let spec = try DissectorSpec(parsing: "length:offset=1,encoding=varint,type=0:1")
-        var state = UInt32(input[1]) << 8 | UInt32(input[2]) | 1
-        var cuts: [Int] = [], position = 0
-        while position < stream.count {
-            state ^= state << 13; state ^= state >> 17; state ^= state << 5
-            position += 1 + Int(state % 97)
-            if position < stream.count { cuts.append(position) }
-        }
-        let ends = cuts.enumerated().filter { $0.offset % 2 == 0 }.map(\.element)
-        let splits = Set(cuts.enumerated().filter { $0.offset % 2 == 1 }.map(\.element))
         let whole = replay(spec: spec, isClient: false, stream: stream, cuts: ends)
         let parts = replay(spec: spec, isClient: false, stream: stream, cuts: ends, splits: splits)
         #expect(whole.frames == parts.frames, "ends \(ends), splits \(splits.sorted())")
