@@ -149,4 +149,17 @@ import Testing
         let blankLines = text.split(separator: "\n", omittingEmptySubsequences: false).dropLast().filter { $0.trimmingCharacters(in: .whitespaces).isEmpty }
         #expect(blankLines.count == 1, "blank lines inside the grammar at \(columns) columns")  // the one before the examples
     }
+
+    /// The HTML legend's colours (partial, merged, malformed) are none of the directions' (they
+    /// were the same two: a merged bar read as a client one).
+    @Test func legendColoursDifferFromDirectionColours() throws {
+        let html = try cli.run(["analyze", CLITests.sample, "--dissector", "varint", "--format", "html"]).stdout
+        func colour(_ name: String) throws -> String {
+            try #require(html.firstMatch(of: try Regex("--\(name):(#[0-9a-f]{6})"))?.output[1].substring.map(String.init))
+        }
+        let directions = [try colour("s0"), try colour("s1")]
+        let kinds = [try colour("partial"), try colour("merged"), try colour("malformed")]
+        #expect(Set(kinds).count == 3)
+        #expect(Set(kinds).isDisjoint(with: directions), "legend \(kinds), directions \(directions)")
+    }
 }

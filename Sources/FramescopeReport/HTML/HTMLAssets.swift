@@ -2,7 +2,7 @@
 enum HTMLAssets {
     static let css = """
         :root{--fg:#1d2330;--muted:#5d6675;--bg:#fff;--panel:#f5f7fa;--line:#d9dee6;--s0:#2f6fdb;--s1:#e08a1e;
-        --partial:#e08a1e;--merged:#2f6fdb;--malformed:#d43c3c}
+        --partial:#8e44ad;--merged:#13917a;--malformed:#d43c3c}
         @media (prefers-color-scheme:dark){:root{--fg:#e6e9ef;--muted:#9aa3b2;--bg:#15181e;--panel:#1e232b;--line:#343b47}}
         body{font:15px/1.5 system-ui,-apple-system,"Segoe UI",sans-serif;color:var(--fg);background:var(--bg);max-width:1180px;margin:24px auto;padding:0 20px}
         h1{font-size:22px;margin:0 0 4px}h2{font-size:18px;margin:28px 0 10px;border-bottom:1px solid var(--line);padding-bottom:4px}
@@ -22,7 +22,7 @@ enum HTMLAssets {
         .partial{fill:var(--partial)}.merged{fill:var(--merged)}.malformed{fill:var(--malformed)}
         .legendline{color:var(--muted)}.key{display:inline-block;width:12px;height:10px;margin:0 4px 0 10px;border-radius:2px}
         .key.partial{background:var(--partial)}.key.merged{background:var(--merged)}.key.malformed{background:var(--malformed)}
-        .event{border-left:4px solid var(--line);padding:2px 12px;margin:10px 0}.event.malformed,.event.gave-up{border-color:var(--malformed)}
+        .event{border-left:4px solid var(--line);padding:2px 12px;margin:10px 0}.event.malformed,.event.gave-up{border-color:var(--malformed)}.event.partial{border-color:var(--partial)}.event.merged{border-color:var(--merged)}
         .event p{margin:2px 0}.filter{white-space:nowrap}.filter code{background:var(--panel);padding:2px 6px;border-radius:4px}
         button.copy{margin-left:6px;font-size:12px;padding:1px 8px;cursor:pointer}
         pre.hex{background:var(--panel);padding:6px 10px;border-radius:4px;overflow-x:auto;margin:6px 0}
