@@ -61,6 +61,8 @@ public struct FlowsReport: Sendable {
         public var firstFrame: UInt64
         /// Epoch seconds with nine decimals, as tshark's `frame.time_epoch`.
         public var firstTime: String
+        /// The same instant, for the human formats (ISO 8601).
+        public var firstSeen: Timestamp
         public var lastTime: String
         public var durationSeconds: Double
         public var packets: Int
@@ -155,6 +157,7 @@ extension FlowsReport.Connection {
         finalizedBy = summary.finalizedBy.rawValue
         firstFrame = info.firstFrame
         firstTime = info.firstSeen.epochString
+        firstSeen = info.firstSeen
         lastTime = summary.lastSeen.epochString
         durationSeconds = Double(summary.lastSeen.nanoseconds - info.firstSeen.nanoseconds) / 1e9
         packets = summary.packets

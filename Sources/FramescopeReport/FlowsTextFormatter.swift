@@ -12,7 +12,7 @@ public enum FlowsTextFormatter {
             let (up, down) = (c.directions[0], c.directions[1])
             let gaps = up.gaps.count + down.gaps.count
             table.append([
-                String(c.id), c.client, "→", c.server, iso(c.firstTime), String(format3(c.durationSeconds)) + "s",
+                String(c.id), c.client, "→", c.server, c.firstSeen.isoString, String(format3(c.durationSeconds)) + "s",
                 String(c.packets), String(up.bytes), String(down.bytes),
                 String(up.retransmissions + down.retransmissions), String(up.outOfOrder + down.outOfOrder),
                 String(up.conflicts.count + down.conflicts.count),
@@ -33,15 +33,6 @@ public enum FlowsTextFormatter {
                 + "\(counted(report.limits.connectionLimitEvictions, "connection")) finalized early\n"
         }
         return text
-    }
-
-    /// ISO 8601 UTC of an epoch string (`1700000000.017928463` → `2023-11-14T22:13:20.017Z`).
-    static func iso(_ epoch: String) -> String {
-        let parts = epoch.split(separator: ".")
-        guard let seconds = Int64(parts[0]) else { return epoch }
-        let digits = parts.count > 1 ? String(parts[1].prefix(9)) : ""
-        let fraction = Int64(digits + String(repeating: "0", count: 9 - digits.count)) ?? 0
-        return Timestamp(nanoseconds: seconds * 1_000_000_000 + (epoch.hasPrefix("-") ? -fraction : fraction)).isoString
     }
 
     static func format3(_ value: Double) -> String {

@@ -20,9 +20,7 @@ public final class OutputFile {
 
     public init(_ path: String) throws(OutputFileError) {
         self.path = path
-        var status = stat()
-        if stat(path, &status) == 0 && status.st_mode & S_IFMT != S_IFREG {
-            guard status.st_mode & S_IFMT != S_IFDIR else { throw OutputFileError(path: path, reason: "is a directory") }
+        if try Self.writesInPlace(path) {
             fd = open(path, O_WRONLY | O_TRUNC)
             guard fd >= 0 else { throw OutputFileError(path: path, errno: errno) }
             temporary = nil
@@ -42,6 +40,23 @@ public final class OutputFile {
             }
             guard errno == EEXIST else { throw OutputFileError(path: path, errno: errno) }
         }
+    }
+
+    /// Whether `path` is written where it is (it exists and is not a regular file); a directory
+    /// is no destination at all.
+    private static func writesInPlace(_ path: String) throws(OutputFileError) -> Bool {
+        var status = stat()
+        guard stat(path, &status) == 0 && status.st_mode & S_IFMT != S_IFREG else { return false }
+        guard status.st_mode & S_IFMT != S_IFDIR else { throw OutputFileError(path: path, reason: "is a directory") }
+        return true
+    }
+
+    /// Proves early that `path` can be written, as `init` would: a new file is created under its
+    /// temporary name and dropped; a destination written in place is not opened (opening a FIFO
+    /// would wait for a reader, and closing it would end that reader's input).
+    public static func check(_ path: String) throws(OutputFileError) {
+        if try writesInPlace(path) { return }
+        try OutputFile(path).discard()
     }
 
     /// Closes the file and gives it its name.

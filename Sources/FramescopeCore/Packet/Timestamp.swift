@@ -30,12 +30,23 @@ public struct Timestamp: Hashable, Comparable, Sendable {
         let dayOfMonth = dayOfYear - (153 * mp + 2) / 5 + 1
         let month = mp < 10 ? mp + 3 : mp - 9
         let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
-        func pad(_ v: Int64, _ width: Int) -> String {
-            let text = String(v.magnitude)
-            return (v < 0 ? "-" : "") + String(repeating: "0", count: max(0, width - text.count)) + text
+        // Written digit by digit, as epochString is (a year before 0 gets its sign).
+        return String(unsafeUninitializedCapacity: 40) { out in
+            var n = 0
+            if year < 0 {
+                out[0] = 0x2D
+                n = 1
+            }
+            for (value, width, separator) in [
+                (year.magnitude, 4, 0x2D), (UInt64(month), 2, 0x2D), (UInt64(dayOfMonth), 2, 0x54), (UInt64(second / 3600), 2, 0x3A),
+                (UInt64(second / 60 % 60), 2, 0x3A), (UInt64(second % 60), 2, 0x2E), (UInt64(millis), 3, 0x5A),
+            ] as [(UInt64, Int, UInt8)] {
+                n = writeDecimal(value, into: out, at: n, width: width)
+                out[n] = separator
+                n += 1
+            }
+            return n
         }
-        return "\(pad(year, 4))-\(pad(month, 2))-\(pad(dayOfMonth, 2))T\(pad(second / 3600, 2)):\(pad(second / 60 % 60, 2)):"
-            + "\(pad(second % 60, 2)).\(pad(millis, 3))Z"
     }
 
     public var epochString: String {

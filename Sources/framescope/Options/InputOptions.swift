@@ -109,10 +109,7 @@ struct OutputOptions: ParsableArguments {
     /// An unwritable destination fails before the analysis, not after it.
     func validate() throws {
         guard let output else { return }
-        var status = stat()
-        if stat(output, &status) == 0 && status.st_mode & S_IFMT == S_IFDIR { throw ValidationError("--output \(output) is a directory") }
-        let folder = output.lastIndex(of: "/").map { String(output[...$0]) } ?? "."
-        if access(folder, W_OK) != 0 { throw ValidationError("--output \(output): cannot write in \(folder): \(String(cString: strerror(errno)))") }
+        do { try OutputFile.check(output) } catch { throw ValidationError("--output: \(error)") }
     }
 
     /// Writes the analysis report, streaming its JSON (a report can hold 50,000 connections).
