@@ -34,15 +34,16 @@ public struct CaptureInterface: Sendable {
     public var isLoopback: Bool
 }
 
-/// A live capture on one interface, optionally saving every packet to a pcap file.
+/// A live capture on one interface, optionally saving every packet to a pcap file (rotated as
+/// tcpdump's `-C`, `-W` and `-G` say). Read it from one thread: `CaptureThread` does.
 public final class LiveCapture {
     private let handle: PcapHandle
-    private var dumper: PcapDumper?
+    private var savefile: RotatingSavefile?
     public let options: LiveCaptureOptions
     public let linkType: LinkType
     public private(set) var frame: UInt64 = 0
 
-    public init(_ options: LiveCaptureOptions, writeTo path: String? = nil) throws(CaptureError) {
+    public init(_ options: LiveCaptureOptions, writeTo path: String? = nil, rotation: SavefileRotation = SavefileRotation()) throws(CaptureError) {
         self.options = options
         switch PcapHandle.openLive(options) {
         case .success(let opened): handle = opened
@@ -53,53 +54,54 @@ public final class LiveCapture {
             throw CaptureError.badFilter(expression: expression, message: message)
         }
         if let path {
-            let file: OutputFile
-            do { file = try OutputFile(path) } catch { throw CaptureError.cannotWrite(path: path, message: error.reason) }
-            switch handle.openDump(file) {
-            case .success(let d): dumper = d
-            case .failure(let f): throw CaptureError.cannotWrite(path: path, message: f.message)
-            }
+            savefile = try RotatingSavefile(handle: handle, pattern: path, rotation: rotation, now: time(nil))
         }
     }
 
     public enum Next {
         case packet
+        /// Nothing ready in the kernel's buffer now.
         case timeout
         case stopped
         case failure(String)
     }
 
-    /// Waits up to the read timeout for a packet; its bytes are valid during `body` only.
+    /// Takes the next packet if one is ready, saving it first; its bytes are valid during `body` only.
     public func next(_ body: (CaptureInfo, UnsafeRawBufferPointer) -> Void) -> Next {
         var got = false
+        var writeFailure: CaptureError?
         let result = handle.next { header, bytes in
             got = true
             frame += 1
-            dumper?.write(header, bytes)
+            do throws(CaptureError) { try savefile?.write(header, bytes) } catch { writeFailure = error }
             body(
                 CaptureInfo(frame: frame, timestamp: header.timestamp, linkType: linkType, captureLength: header.captureLength, originalLength: header.originalLength),
                 bytes)
         }
+        if let writeFailure { return .failure("\(writeFailure)") }
         switch result {
         case .packet: return got ? .packet : .timeout
-        case .timeout:
-            handle.waitForPackets(milliseconds: options.timeoutMilliseconds)
-            return .timeout
+        case .timeout: return .timeout
         case .end: return .stopped
         case .failure(let f): return .failure(f.message)
         }
     }
 
-    public var statistics: CaptureStatistics? { handle.statistics() }
+    /// Waits up to the read timeout for packets (a signal ends the wait too).
+    public func waitForPackets() { handle.waitForPackets(milliseconds: options.timeoutMilliseconds) }
 
-    public func flush() { dumper?.flush() }
+    /// `-G` with `-W`: the last file is written, so the capture is over.
+    public var savefileComplete: Bool { savefile?.isComplete ?? false }
+
+    /// The `--write` files closed so far, in the order they were written.
+    public var savedFiles: [String] { savefile?.written ?? [] }
+
+    public var statistics: CaptureStatistics? { handle.statistics() }
 
     /// Closes the `--write` file and gives it its name (until then it has a temporary one: a
     /// killed capture leaves no half-written file under the name).
     public func finishWriting() throws(CaptureError) {
-        guard let dumper else { return }
-        self.dumper = nil
-        do { try dumper.close() } catch { throw CaptureError.cannotWrite(path: error.path, message: error.reason) }
+        try savefile?.close()
     }
 
     public static func interfaces() throws(CaptureError) -> [CaptureInterface] {

@@ -55,19 +55,26 @@ public protocol Batch: AnyObject {
     func reset()
 }
 
-/// A blocking hand-over of batches between a producing and a consuming thread, with a fixed
-/// number of batches in circulation (memory stays bounded).
+/// A hand-over of batches between a producing and a consuming thread, with at most `batches`
+/// in circulation (memory stays bounded). Batches are made as they are first needed, so a quiet
+/// live capture holds one, not its whole queue.
 public final class BatchChannel<Item: Batch>: @unchecked Sendable {
     private var mutex = pthread_mutex_t()
     private var changed = pthread_cond_t()
     private var full: [Item] = []
-    private var empty: [Item]
+    private var empty: [Item] = []
+    private var made = 0
+    private let limit: Int
     private var finished = false
 
     public init(batches: Int) {
-        empty = (0..<batches).map { _ in Item() }
+        limit = max(1, batches)
         pthread_mutex_init(&mutex, nil)
-        pthread_cond_init(&changed, nil)
+        var attributes = pthread_condattr_t()
+        pthread_condattr_init(&attributes)
+        pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
+        pthread_cond_init(&changed, &attributes)
+        pthread_condattr_destroy(&attributes)
     }
 
     deinit {
@@ -81,13 +88,26 @@ public final class BatchChannel<Item: Batch>: @unchecked Sendable {
         return body()
     }
 
+    /// An empty batch, made if fewer than `batches` exist; nil when all are in use.
+    private func emptyOrNew() -> Item? {
+        if let batch = empty.popLast() { return batch }
+        guard made < limit else { return nil }
+        made += 1
+        return Item()
+    }
+
     /// Producer side: an empty batch to fill (waits while all are in use).
     public func takeEmpty() -> Item {
         locked {
-            while empty.isEmpty { pthread_cond_wait(&changed, &mutex) }
-            return empty.removeLast()
+            while true {
+                if let batch = emptyOrNew() { return batch }
+                pthread_cond_wait(&changed, &mutex)
+            }
         }
     }
+
+    /// Producer side, never waiting: nil when every batch is full of packets not yet taken.
+    public func tryTakeEmpty() -> Item? { locked { emptyOrNew() } }
 
     public func putFull(_ batch: Item) {
         locked {
@@ -108,6 +128,27 @@ public final class BatchChannel<Item: Batch>: @unchecked Sendable {
         locked {
             while full.isEmpty && !finished { pthread_cond_wait(&changed, &mutex) }
             return full.isEmpty ? nil : full.removeFirst()
+        }
+    }
+
+    public enum Taken {
+        case batch(Item)
+        case timeout
+        case finished
+    }
+
+    /// Consumer side: the next filled batch, waiting at most `seconds` for one.
+    public func takeFull(waitingAtMost seconds: Double) -> Taken {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        let nanoseconds = Int(now.tv_nsec) + Int(max(0, seconds) * 1e9)
+        var deadline = timespec(tv_sec: now.tv_sec + nanoseconds / 1_000_000_000, tv_nsec: nanoseconds % 1_000_000_000)
+        return locked {
+            while full.isEmpty && !finished {
+                if pthread_cond_timedwait(&changed, &mutex, &deadline) == ETIMEDOUT { break }
+            }
+            if !full.isEmpty { return .batch(full.removeFirst()) }
+            return finished ? .finished : .timeout
         }
     }
 

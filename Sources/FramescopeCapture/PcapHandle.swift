@@ -170,6 +170,8 @@ final class PcapDumper {
     /// As the handle's: the savefile has the handle's timestamp precision.
     private let fractionScale: Int64
 
+    var path: String { file.path }
+
     init(dumper: OpaquePointer, file: OutputFile, fractionScale: Int64) {
         self.dumper = dumper
         self.file = file

@@ -51,6 +51,12 @@ extension AnalysisReport {
     public mutating func setCapture(_ capture: Capture) {
         self.capture = capture
         let drops = capture.kernelDrops + capture.interfaceDrops
+        if capture.analysisDrops > 0 {
+            warnings.insert(
+                "analysis fell behind: \(counted(capture.analysisDrops, "packet")) dropped in framescope (captured"
+                    + (capture.savedTo == nil ? "" : " and saved to \(capture.savedTo!)") + ", but not analysed): they show up as gaps; "
+                    + "a larger --queue-size or a narrower --filter helps", at: 0)
+        }
         if drops > 0 {
             warnings.insert(
                 "the capture dropped \(counted(drops, "packet")) (kernel \(capture.kernelDrops), interface \(capture.interfaceDrops)): "

@@ -5,7 +5,12 @@ extension AnalysisReport {
             if let capture {
                 w.key("capture")
                 w.object { w in
+                    w.field("analysisDrops", capture.analysisDrops)
                     w.field("durationSeconds", capture.durationSeconds)
+                    if !capture.files.isEmpty {
+                        w.key("files")
+                        w.array(capture.files) { w, f in w.string(f) }
+                    }
                     if let filter = capture.filter { w.field("filter", filter) }
                     w.field("interface", capture.interface)
                     w.field("interfaceDrops", capture.interfaceDrops)

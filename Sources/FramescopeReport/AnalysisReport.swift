@@ -52,12 +52,19 @@ public struct AnalysisReport: Sendable {
         public var packetsReceived: Int
         public var kernelDrops: Int
         public var interfaceDrops: Int
+        /// Captured (and saved) but not analysed: the analysis fell a whole queue behind.
+        public var analysisDrops: Int
         public var durationSeconds: Double
+        /// `--write` as given, and the files it became (one, or the rotated ones in order).
         public var savedTo: String?
+        public var files: [String]
+
+        /// Every packet lost to the analysis, wherever it was dropped.
+        public var drops: Int { kernelDrops + interfaceDrops + analysisDrops }
 
         public init(
             interface: String, filter: String?, packetsCaptured: Int, packetsReceived: Int, kernelDrops: Int, interfaceDrops: Int,
-            durationSeconds: Double, savedTo: String?
+            analysisDrops: Int = 0, durationSeconds: Double, savedTo: String?, files: [String] = []
         ) {
             self.interface = interface
             self.filter = filter
@@ -65,8 +72,10 @@ public struct AnalysisReport: Sendable {
             self.packetsReceived = packetsReceived
             self.kernelDrops = kernelDrops
             self.interfaceDrops = interfaceDrops
+            self.analysisDrops = analysisDrops
             self.durationSeconds = durationSeconds
             self.savedTo = savedTo
+            self.files = files
         }
     }
 

@@ -8,7 +8,8 @@ public enum AnalysisTextFormatter {
         if let c = r.capture {
             out += "captured on \(c.interface)\(c.filter.map { " (filter: \($0))" } ?? "") for \(seconds(c.durationSeconds)) s: "
             out += "\(counted(c.packetsCaptured, "packet")) captured, \(c.kernelDrops) dropped by the kernel, \(c.interfaceDrops) by the interface"
-            out += (c.savedTo.map { "; saved to \($0)" } ?? "") + "\n"
+            if c.analysisDrops > 0 { out += ", \(c.analysisDrops) not analysed (analysis fell behind)" }
+            out += (c.savedTo.map { _ in "; saved to \(c.files.count > 1 ? c.files.joined(separator: ", ") : c.files.first ?? c.savedTo!)" } ?? "") + "\n"
         }
         for warning in r.warnings { out += "warning: \(warning)\n" }
         if !r.warnings.isEmpty { out += "\n" }

@@ -119,14 +119,14 @@ public struct ListingError: Error, CustomStringConvertible {
 /// (malformed headers, messages damaged by gaps or cut at the end, boundaries not found), then
 /// the messages a one-read-one-message reader loses, then partial and merged, then bytes; the
 /// lower ID first among equals, so the list is the same however the input is split.
-struct Trouble: Comparable {
-    var problems: Int
-    var naiveLoss: Int
+public struct Trouble: Comparable {
+    public var problems: Int
+    public var naiveLoss: Int
     var splitOrGlued: Int
     var bytes: Int64
     var id: ConnectionID
 
-    init(_ a: ConnectionAnalysis) {
+    public init(_ a: ConnectionAnalysis) {
         (problems, naiveLoss, splitOrGlued) = (0, 0, 0)
         bytes = a.summary[.clientToServer].bytes + a.summary[.serverToClient].bytes
         id = a.summary.info.id
@@ -139,7 +139,7 @@ struct Trouble: Comparable {
         }
     }
 
-    static func < (a: Trouble, b: Trouble) -> Bool {
+    public static func < (a: Trouble, b: Trouble) -> Bool {
         (a.problems, a.naiveLoss, a.splitOrGlued, a.bytes, b.id) < (b.problems, b.naiveLoss, b.splitOrGlued, b.bytes, a.id)
     }
 }

@@ -78,7 +78,7 @@ let canCapture = geteuid() == 0
         let result = try cli.run(["watch", "lo", "--duration", "1.6", "--interval", "0.4", "--filter", "tcp port 1", "--dissector", "varint"])
         #expect(result.status == 0, "\(result.stderr)")
         let lines = result.stdout.split(separator: "\n").map(String.init)
-        let pattern = #/^elapsed=\d+\.\d\d packets=\d+ pps=\d+\.\d bytes=\d+ bps=\d+\.\d drops=\d+ connections=\d+ messages=\d+ mps=\d+\.\d partial=\d+(\.\d)?% merged=\d+(\.\d)?% naive_loss=\d+(\.\d)?% malformed=\d+( invalid_protobuf=\d+)?$/#
+        let pattern = #/^elapsed=\d+\.\d\d packets=\d+ pps=\d+\.\d bytes=\d+ bps=\d+\.\d drops=\d+ analysis_drops=\d+ idle=(\d+\.\d|-) connections=\d+ messages=\d+ mps=\d+\.\d partial=\d+(\.\d)?% merged=\d+(\.\d)?% naive_loss=\d+(\.\d)?% malformed=\d+( invalid_protobuf=\d+)?$/#
         let intervalLines = lines.prefix { $0.hasPrefix("elapsed=") }
         #expect(intervalLines.count >= 3)
         for line in intervalLines { #expect(line.wholeMatch(of: pattern) != nil, "\(line)") }

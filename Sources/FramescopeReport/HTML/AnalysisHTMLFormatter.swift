@@ -38,7 +38,7 @@ public enum AnalysisHTMLFormatter {
     private static func header(_ r: AnalysisReport) -> String {
         var out = "<p class=\"meta\">"
         if let c = r.capture {
-            out += "\(counted(c.packetsCaptured, "packet")) captured in \(seconds(c.durationSeconds)) s, \(c.kernelDrops + c.interfaceDrops) dropped · "
+            out += "\(counted(c.packetsCaptured, "packet")) captured in \(seconds(c.durationSeconds)) s, \(c.drops) dropped · "
         }
         out += "<span data-json=\"packets.total\" data-value=\"\(r.packets.total)\">\(grouped(r.packets.total))</span> packets · "
         out += "<span data-json=\"totals.connections\" data-value=\"\(r.totals.connections)\">\(grouped(r.totals.connections))</span> connections, "

@@ -66,7 +66,7 @@ struct FailCondition: ExpressibleByArgument, CustomStringConvertible {
         case .undissected:
             // With the bytes of connections no dissector applied to (a port auto could not frame).
             measured = Double(all.undissectedBytes + report.totals.undissectedConnectionBytes)
-        case .drops: measured = Double((report.capture?.kernelDrops ?? 0) + (report.capture?.interfaceDrops ?? 0))
+        case .drops: measured = Double(report.capture?.drops ?? 0)
         case .invalidProtobuf:
             let p = all.protobuf
             measured = percent ? p?.invalidPercent ?? 0 : Double(p?.invalid ?? 0)

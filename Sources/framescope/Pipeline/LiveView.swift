@@ -24,31 +24,41 @@ final class LiveView {
     }
 
     /// Redraws (or prints one line) from the figures so far: `finished` and `open` connections,
-    /// totalled as the report totals them.
-    func refresh(elapsed: Double, packets: Int, bytes: Int, statistics: CaptureStatistics?, analyzer: Analyzer, open: [ConnectionAnalysis]) {
+    /// totalled as the report totals them, and what the capture thread has counted.
+    func refresh(elapsed: Double, now: Double, progress: CaptureThread.Progress, analyzer: Analyzer, open: [ConnectionAnalysis]) {
         let seconds = max(elapsed - last.elapsed, 1e-6)
         let all = AnalysisReport.totals(analyzer: analyzer, open: open).all
-        let drops = (statistics?.kernelDrops ?? 0) + (statistics?.interfaceDrops ?? 0)
+        let statistics = progress.statistics
+        let drops = Drops(kernel: (statistics?.kernelDrops ?? 0) + (statistics?.interfaceDrops ?? 0), analysis: progress.analysisDrops)
+        let idle = progress.lastPacketAt.map { max(0, now - $0) }
         let rates = (
-            packets: Double(packets - last.packets) / seconds, bytes: Double(bytes - last.bytes) / seconds,
+            packets: Double(progress.packets - last.packets) / seconds, bytes: Double(progress.bytes - last.bytes) / seconds,
             messages: Double(all.messages - last.messages) / seconds)
         let rows = open.filter { $0.directions != nil }.map { c in
             let figures = c.combined
             return Row(connection: c, figures: figures, rate: Double(figures.messages - (lastPerConnection[c.summary.info.id] ?? 0)) / seconds)
         }
         if fullScreen {
-            let busiest = rows.sorted { ($0.rate, $1.connection.summary.info.id) > ($1.rate, $0.connection.summary.info.id) }
-            draw(elapsed: elapsed, packets: packets, bytes: bytes, drops: drops, rates: rates, all: all, open: open.count, rows: Array(busiest.prefix(15)))
+            let size = terminalSize()
+            // Tables share what the header leaves: the busiest and the most troubled connections.
+            let perTable = max(1, (size.rows - 9) / 2)
+            let busiest = rows.filter { $0.rate > 0 }.sorted { ($0.rate, $1.connection.summary.info.id) > ($1.rate, $0.connection.summary.info.id) }
+            let troubled = rows.map { (Trouble($0.connection), $0) }.filter { $0.0.problems > 0 || $0.0.naiveLoss > 0 }.sorted { $0.0 > $1.0 }.map(\.1)
+            var screen = status(elapsed: elapsed, idle: idle, packets: progress.packets, bytes: progress.bytes, drops: drops, rates: rates, all: all, open: open.count)
+            screen += "\n" + section("busiest (messages/s)", Array(busiest.prefix(perTable)), of: busiest.count, width: size.columns)
+            screen += "\n" + section("most trouble (malformed, damaged, naive-reader loss)", Array(troubled.prefix(perTable)), of: troubled.count, width: size.columns)
+            draw(screen, width: size.columns)
         } else {
-            var line = "elapsed=\(fixed(elapsed, 2)) packets=\(packets) pps=\(fixed(rates.packets, 1)) bytes=\(bytes) bps=\(fixed(rates.bytes, 1))"
-            line += " drops=\(drops) connections=\(open.count) messages=\(all.messages) mps=\(fixed(rates.messages, 1))"
+            var line = "elapsed=\(fixed(elapsed, 2)) packets=\(progress.packets) pps=\(fixed(rates.packets, 1)) bytes=\(progress.bytes) bps=\(fixed(rates.bytes, 1))"
+            line += " drops=\(drops.kernel) analysis_drops=\(drops.analysis) idle=\(idle.map { fixed($0, 1) } ?? "-")"
+            line += " connections=\(open.count) messages=\(all.messages) mps=\(fixed(rates.messages, 1))"
             line += " partial=\(percentText(all.partialPercent)) merged=\(percentText(all.mergedPercent))"
             line += " naive_loss=\(percentText(all.naiveReaderLossPercent)) malformed=\(all.malformed)"
             if let p = all.protobuf, p.checked > 0 { line += " invalid_protobuf=\(p.invalid)" }
             write(line + "\n")
         }
         lastPerConnection = Dictionary(uniqueKeysWithValues: rows.map { ($0.connection.summary.info.id, $0.figures.messages) })
-        last = (elapsed, packets, bytes, all.messages)
+        last = (elapsed, progress.packets, progress.bytes, all.messages)
     }
 
     /// Clears the screen for the report, on a terminal; no-op otherwise.
@@ -67,37 +77,91 @@ final class LiveView {
         var rate: Double
     }
 
-    private func draw(
-        elapsed: Double, packets: Int, bytes: Int, drops: Int, rates: (packets: Double, bytes: Double, messages: Double),
-        all: AnalysisReport.Figures, open: Int, rows: [Row]
-    ) {
-        let bold = color ? "\u{1B}[1m" : "", red = color ? "\u{1B}[31m" : "", reset = color ? "\u{1B}[0m" : ""
-        var screen = ""
-        screen += "\(bold)\(header)\(reset) — \(fixed(elapsed, 1)) s — Ctrl-C to stop\n"
-        screen += "packets \(packets) (\(fixed(rates.packets, 0))/s)   bytes \(bytes) (\(fixed(rates.bytes / 1024, 1)) KiB/s)   "
-        screen += (drops > 0 ? "\(red)kernel drops \(drops)\(reset)" : "kernel drops 0") + "   connections \(open)\n"
+    struct Drops {
+        var kernel: Int
+        var analysis: Int
+    }
+
+    private var styles: (bold: String, red: String, reset: String) {
+        color ? ("\u{1B}[1m", "\u{1B}[31m", "\u{1B}[0m") : ("", "", "")
+    }
+
+    /// The figures above the tables: one fact a line, so a narrow terminal cuts the least.
+    private func status(
+        elapsed: Double, idle: Double?, packets: Int, bytes: Int, drops: Drops, rates: (packets: Double, bytes: Double, messages: Double),
+        all: AnalysisReport.Figures, open: Int
+    ) -> String {
+        let (bold, red, reset) = styles
+        func alarm(_ label: String, _ value: Int) -> String { value > 0 ? "\(red)\(label) \(value)\(reset)" : "\(label) 0" }
+        var screen = "\(bold)\(header)\(reset) — \(fixed(elapsed, 1)) s — Ctrl-C to stop\n"
+        screen += "last packet " + (idle.map { "\(fixed($0, 1)) s ago" } ?? "none yet") + "   connections \(open)\n"
+        screen += "packets \(packets) (\(fixed(rates.packets, 0))/s)   bytes \(bytes) (\(fixed(rates.bytes / 1024, 1)) KiB/s)\n"
+        screen += alarm("kernel drops", drops.kernel) + "   " + alarm("analysis fell behind, dropped", drops.analysis) + "\n"
         screen += "messages \(all.messages) (\(fixed(rates.messages, 0))/s)   partial \(percentText(all.partialPercent))"
         screen += "   merged \(percentText(all.mergedPercent))   naive-reader loss \(percentText(all.naiveReaderLossPercent))"
-        screen += "   " + (all.malformed > 0 ? "\(red)malformed \(all.malformed)\(reset)" : "malformed 0")
-        if let p = all.protobuf, p.checked > 0 {
-            screen += "   " + (p.invalid > 0 ? "\(red)invalid protobuf \(p.invalid)\(reset)" : "invalid protobuf 0")
+        screen += "   " + alarm("malformed", all.malformed)
+        if let p = all.protobuf, p.checked > 0 { screen += "   " + alarm("invalid protobuf", p.invalid) }
+        return screen + "\n"
+    }
+
+    /// A titled table of connections, with as many columns as `width` holds (the endpoints and
+    /// rates go first, the connection, messages and its trouble last).
+    private func section(_ title: String, _ rows: [Row], of total: Int, width: Int) -> String {
+        let (bold, _, reset) = styles
+        var out = "\(bold)\(title)\(reset)" + (total > rows.count ? ", \(rows.count) of \(total)" : "") + "\n"
+        if rows.isEmpty { return out + "  none\n" }
+        let columns: [(String, TextTable.Alignment, (Row) -> String)] = [
+            ("ID", .right, { String($0.connection.summary.info.id.rawValue) }),
+            ("CLIENT", .left, { $0.connection.summary.info.client.description }),
+            ("SERVER", .left, { $0.connection.summary.info.server.description }),
+            ("MSG/S", .right, { fixed($0.rate, 0) }),
+            ("MSGS", .right, { String($0.figures.messages) }),
+            ("PARTIAL", .right, { percentText($0.figures.partialPercent) }),
+            ("MERGED", .right, { percentText($0.figures.mergedPercent) }),
+            ("NAIVE LOSS", .right, { percentText($0.figures.naiveReaderLossPercent) }),
+            ("MALFORMED", .right, { String($0.figures.malformed) }),
+        ]
+        // Dropped in this order until the table fits.
+        let expendable = ["CLIENT", "MERGED", "PARTIAL", "MSG/S", "SERVER", "MALFORMED"]
+        var kept = columns
+        for dropping in [nil] + expendable.map(Optional.some) {
+            if let dropping { kept.removeAll { $0.0 == dropping } }
+            var table = TextTable(kept.map { ($0.0, $0.1) })
+            for row in rows { table.append(kept.map { $0.2(row) }) }
+            let text = table.render()
+            if dropping == expendable.last || text.split(separator: "\n").allSatisfy({ $0.count <= width }) { return out + text }
         }
-        screen += "\n\n"
-        var table = TextTable([
-            ("ID", .right), ("CLIENT", .left), ("", .left), ("SERVER", .left), ("MSG/S", .right), ("MSGS", .right), ("PARTIAL", .right),
-            ("MERGED", .right), ("NAIVE LOSS", .right), ("MALFORMED", .right),
-        ])
-        for row in rows {
-            let info = row.connection.summary.info, f = row.figures
-            table.append([
-                String(info.id.rawValue), info.client.description, "→", info.server.description, fixed(row.rate, 0), String(f.messages),
-                percentText(f.partialPercent), percentText(f.mergedPercent), percentText(f.naiveReaderLossPercent), String(f.malformed),
-            ])
-        }
-        screen += table.render()
-        // Redraw in place: home, each line cleared to its end, the rest of the screen cleared.
+        return out
+    }
+
+    /// Redraws in place: home, each line cut to the width and cleared to its end, the rest cleared.
+    private func draw(_ screen: String, width: Int) {
         let lines = screen.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
-        write("\u{1B}[H" + lines.map { $0 + "\u{1B}[K\n" }.joined() + "\u{1B}[J")
+        write("\u{1B}[H" + lines.map { fit($0, width) + "\u{1B}[K\n" }.joined() + "\u{1B}[J")
+    }
+
+    /// `line` cut to `width` visible characters (escape sequences take no room and are kept).
+    private func fit(_ line: Substring, _ width: Int) -> String {
+        var out = "", visible = 0, inEscape = false
+        for c in line {
+            if c == "\u{1B}" { inEscape = true }
+            if inEscape {
+                out.append(c)
+                if c.isLetter { inEscape = false }
+                continue
+            }
+            guard visible < width else { continue }
+            out.append(c)
+            visible += 1
+        }
+        return out + (color ? "\u{1B}[0m" : "")
+    }
+
+    /// The terminal's size (TIOCGWINSZ), 80×24 when it does not say.
+    private func terminalSize() -> (columns: Int, rows: Int) {
+        var size = winsize()
+        guard ioctl(fd, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0, size.ws_row > 0 else { return (80, 24) }
+        return (Int(size.ws_col), Int(size.ws_row))
     }
 
     private func write(_ text: String) {

@@ -6,30 +6,29 @@ import FramescopeReport
 import Glibc
 #endif
 
-/// The live loop: capture → flow table → the analysis chain, with the view refreshed every interval.
+/// The live loop: a capture thread (libpcap → `--write` file → queue) feeds this one (flow
+/// table → the analysis chain), and the view is refreshed every interval.
 final class WatchSession {
     let capture: LiveCapture
     let chain: AnalysisChain
     let limits: ReassemblyOptions
     let interval: Double
-    let duration: Double?
-    let count: Int?
+    let stop: CaptureThread.Stop
+    let queueBytes: Int
     let view: LiveView
 
-    private(set) var packets = 0
-    private(set) var bytes = 0
     private(set) var elapsed = 0.0
-    private(set) var finalStatistics: CaptureStatistics?
-    private(set) var failure: String?
+    /// The capture thread's figures when it ended.
+    private(set) var final = CaptureThread.Progress()
 
-    init(capture: LiveCapture, chain: AnalysisChain, limits: ReassemblyOptions, interval: Double, duration: Double?, count: Int?,
+    init(capture: LiveCapture, chain: AnalysisChain, limits: ReassemblyOptions, interval: Double, stop: CaptureThread.Stop, queueBytes: Int,
          reportOnStdout: Bool, jsonReport: Bool) {
         self.capture = capture
         self.chain = chain
         self.limits = limits
         self.interval = interval
-        self.duration = duration
-        self.count = count
+        self.stop = stop
+        self.queueBytes = queueBytes
         let terminal = isatty(1) != 0
         // Lines never mix into a JSON report on standard output.
         let fd: Int32 = !terminal && reportOnStdout && jsonReport ? 2 : 1
@@ -43,36 +42,21 @@ final class WatchSession {
         writeError("framescope: capturing on \(capture.options.interface)\(capture.options.filter.map { " (filter: \($0))" } ?? ""); Ctrl-C to stop\n")
         view.start()
         let start = monotonicSeconds()
+        let thread = CaptureThread(capture, queueBytes: queueBytes, stop: stop)
         var nextRefresh = start + interval
-        loop: while stopRequested == 0 {
-            if let count, packets >= count { break }
+        while thread.next(waitingAtMost: nextRefresh - monotonicSeconds(), { info, data in table.process(data, info: info) }) {
             let now = monotonicSeconds()
-            if let duration, now - start >= duration { break }
-            switch capture.next({ info, data in
-                table.process(data, info: info)
-                packets += 1
-                bytes += info.originalLength
-            }) {
-            case .packet, .timeout: break
-            case .stopped: break loop
-            case .failure(let message):
-                failure = message
-                break loop
-            }
-            let after = monotonicSeconds()
-            if after >= nextRefresh {
-                elapsed = after - start
-                view.refresh(elapsed: elapsed, packets: packets, bytes: bytes, statistics: capture.statistics, analyzer: table.sink.first, open: openAnalyses(table))
-                nextRefresh = max(nextRefresh + interval, after + interval / 2)
-            }
+            guard now >= nextRefresh else { continue }
+            elapsed = now - start
+            view.refresh(elapsed: elapsed, now: now, progress: thread.progress, analyzer: table.sink.first, open: openAnalyses(table))
+            nextRefresh = max(nextRefresh + interval, now + interval / 2)
         }
+        final = thread.join()
         elapsed = monotonicSeconds() - start
-        finalStatistics = capture.statistics
-        do { try capture.finishWriting() } catch { throw Failure(message: "\(error)") }
         table.finish()
         view.finish()
         return try chain.report(of: table.sink, decode: table.decodeStatistics, context: table.context, inputs: [
-            FlowsReport.Input(path: capture.options.interface, packets: packets, firstFrame: 1, reader: "libpcap-live", error: failure),
+            FlowsReport.Input(path: capture.options.interface, packets: final.packets, firstFrame: 1, reader: "libpcap-live", error: final.failure),
         ])
     }
 
@@ -82,17 +66,12 @@ final class WatchSession {
         return open
     }
 
+    /// SIGINT, SIGTERM and SIGHUP end the capture the same way: the file closed, the report written.
     private func installSignalHandlers() {
-        signal(SIGINT) { _ in stopRequestedFlag = 1 }
-        signal(SIGTERM) { _ in stopRequestedFlag = 1 }
+        for signalNumber in [SIGINT, SIGTERM, SIGHUP] { signal(signalNumber) { _ in stopRequestedFlag = 1 } }
     }
 }
 
 nonisolated(unsafe) var stopRequestedFlag: sig_atomic_t = 0
-private var stopRequested: sig_atomic_t { stopRequestedFlag }
-
-func monotonicSeconds() -> Double {
-    var t = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &t)
-    return Double(t.tv_sec) + Double(t.tv_nsec) / 1e9
-}
+/// Whether a stop signal came (read by the capture thread).
+@Sendable func stopRequested() -> Bool { stopRequestedFlag != 0 }
