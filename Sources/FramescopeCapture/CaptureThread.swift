@@ -7,7 +7,8 @@ import Glibc
 /// libpcap drained on a thread of its own: every packet is saved to the `--write` file and
 /// copied into a batch there, so neither the analysis nor the view can hold up the kernel's
 /// buffer. When the analysis falls so far behind that the whole queue is full, packets are
-/// dropped before the analysis and counted (`analysisDrops`) — still saved, never a stall.
+/// dropped before the analysis and counted (`analysisDrops`) — still saved, never a stall — and
+/// so is the rest of their connections (`LoadShedder`).
 public final class CaptureThread: @unchecked Sendable {
     /// When the capture ends by itself.
     public struct Stop: Sendable {
@@ -29,8 +30,10 @@ public final class CaptureThread: @unchecked Sendable {
         public var packets = 0
         /// Their lengths on the wire.
         public var bytes = 0
-        /// Packets not analysed because the queue was full.
+        /// Packets not analysed: the queue was full, or their connection was shed.
         public var analysisDrops = 0
+        /// Connections left to the file alone from their first packet the queue had no room for.
+        public var shedConnections = 0
         /// Monotonic seconds (`monotonicSeconds()`) when the last packet was read.
         public var lastPacketAt: Double?
         public var statistics: CaptureStatistics?
@@ -98,6 +101,7 @@ public final class CaptureThread: @unchecked Sendable {
         var local = Progress()
         var batch = channel.tryTakeEmpty()
         var lastHandOver = start
+        var shedder = LoadShedder()
 
         func handOver() {
             if let full = batch, full.count > 0 {
@@ -108,9 +112,15 @@ public final class CaptureThread: @unchecked Sendable {
         func take(_ info: CaptureInfo, _ bytes: UnsafeRawBufferPointer) {
             local.packets += 1
             local.bytes += info.originalLength
+            if shedder.isShed(bytes, linkType: info.linkType) {
+                local.analysisDrops += 1
+                return
+            }
             if batch == nil { batch = channel.tryTakeEmpty() }
             guard let current = batch else {
                 local.analysisDrops += 1
+                shedder.shed(bytes, linkType: info.linkType)
+                local.shedConnections = shedder.connections
                 return
             }
             current.append(info, bytes)

@@ -54,7 +54,10 @@ extension AnalysisReport {
         if capture.analysisDrops > 0 {
             warnings.insert(
                 "analysis fell behind: \(counted(capture.analysisDrops, "packet")) dropped in framescope (captured"
-                    + (capture.savedTo == nil ? "" : " and saved to \(capture.savedTo!)") + ", but not analysed): they show up as gaps; "
+                    + (capture.savedTo == nil ? "" : " and saved to \(capture.savedTo!)") + ", but not analysed): "
+                    + "the rest of the \(counted(capture.shedConnections, "connection")) that lost a packet so was not analysed "
+                    + "either, so the others are whole; "
+                    + (capture.savedTo == nil ? "" : "analyze the file for every figure; ")
                     + "a larger --queue-size or a narrower --filter helps", at: 0)
         }
         if drops > 0 {

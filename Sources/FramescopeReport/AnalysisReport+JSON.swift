@@ -18,6 +18,7 @@ extension AnalysisReport {
                     w.field("packetsCaptured", capture.packetsCaptured)
                     w.field("packetsReceived", capture.packetsReceived)
                     if let savedTo = capture.savedTo { w.field("savedTo", savedTo) }
+                    w.field("shedConnections", capture.shedConnections)
                 }
             }
             w.key("connections")

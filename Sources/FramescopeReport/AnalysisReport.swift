@@ -52,8 +52,10 @@ public struct AnalysisReport: Sendable {
         public var packetsReceived: Int
         public var kernelDrops: Int
         public var interfaceDrops: Int
-        /// Captured (and saved) but not analysed: the analysis fell a whole queue behind.
+        /// Captured (and saved) but not analysed: the analysis fell a whole queue behind, and
+        /// the rest of the connections that lost a packet so (`shedConnections`) was let go.
         public var analysisDrops: Int
+        public var shedConnections: Int
         public var durationSeconds: Double
         /// `--write` as given, and the files it became (one, or the rotated ones in order).
         public var savedTo: String?
@@ -64,7 +66,7 @@ public struct AnalysisReport: Sendable {
 
         public init(
             interface: String, filter: String?, packetsCaptured: Int, packetsReceived: Int, kernelDrops: Int, interfaceDrops: Int,
-            analysisDrops: Int = 0, durationSeconds: Double, savedTo: String?, files: [String] = []
+            analysisDrops: Int = 0, shedConnections: Int = 0, durationSeconds: Double, savedTo: String?, files: [String] = []
         ) {
             self.interface = interface
             self.filter = filter
@@ -73,6 +75,7 @@ public struct AnalysisReport: Sendable {
             self.kernelDrops = kernelDrops
             self.interfaceDrops = interfaceDrops
             self.analysisDrops = analysisDrops
+            self.shedConnections = shedConnections
             self.durationSeconds = durationSeconds
             self.savedTo = savedTo
             self.files = files

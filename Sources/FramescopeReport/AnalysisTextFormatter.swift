@@ -8,7 +8,7 @@ public enum AnalysisTextFormatter {
         if let c = r.capture {
             out += "captured on \(c.interface)\(c.filter.map { " (filter: \($0))" } ?? "") for \(seconds(c.durationSeconds)) s: "
             out += "\(counted(c.packetsCaptured, "packet")) captured, \(c.kernelDrops) dropped by the kernel, \(c.interfaceDrops) by the interface"
-            if c.analysisDrops > 0 { out += ", \(c.analysisDrops) not analysed (analysis fell behind)" }
+            if c.analysisDrops > 0 { out += ", \(c.analysisDrops) not analysed (analysis fell behind; \(counted(c.shedConnections, "connection")) let go)" }
             out += (c.savedTo.map { _ in "; saved to \(c.files.count > 1 ? c.files.joined(separator: ", ") : c.files.first ?? c.savedTo!)" } ?? "") + "\n"
         }
         for warning in r.warnings { out += "warning: \(warning)\n" }

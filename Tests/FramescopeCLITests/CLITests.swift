@@ -46,6 +46,18 @@ func oracleMissing(_ what: String, sourceLocation: SourceLocation = #_sourceLoca
         return root.appendingPathComponent(".build/debug/framescope").path
     }
 
+    /// Validates an `analyze`/`watch` JSON report against docs/report.schema.json with
+    /// python3-jsonschema (a missing module is a missing oracle: fails under CI=true).
+    func expectValidReport(_ json: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let schema = Self.root.appendingPathComponent("docs/report.schema.json").path
+        let script = "import json,sys\ntry:\n import jsonschema\nexcept ImportError:\n sys.exit(3)\njsonschema.validate(json.load(sys.stdin), json.load(open(sys.argv[1])))\nprint('schema ok')"
+        let report = scratchDirectory + "report-\(UUID().uuidString).json"
+        try json.write(toFile: report, atomically: false, encoding: .utf8)
+        let check = try run(["-c", script, schema], stdin: report, executable: "/usr/bin/python3")
+        if check.status == 3 { return oracleMissing("schema validation: python3 jsonschema missing", sourceLocation: sourceLocation) }
+        #expect(check.status == 0, "\(check.stderr)", sourceLocation: sourceLocation)
+    }
+
     struct Run {
         var status: Int32
         var stdout: String

@@ -63,6 +63,7 @@ let canCapture = geteuid() == 0
         let report = try #require(try JSONSerialization.jsonObject(with: Data(stdout.utf8)) as? [String: Any])
         let capture = try #require(report["capture"] as? [String: Any])
         #expect(capture["interface"] as? String == "lo" && capture["kernelDrops"] as? Int == 0)
+        try cli.expectValidReport(stdout)
         // Re-analyzing the saved packets gives the same figures.
         let again = try cli.run(["analyze", pcap, "--format", "json", "--messages", fileMessages] + dissectors)
         #expect(again.status == 0)
@@ -84,6 +85,29 @@ let canCapture = geteuid() == 0
         for line in intervalLines { #expect(line.wholeMatch(of: pattern) != nil, "\(line)") }
         #expect(lines.dropFirst(intervalLines.count).first?.hasPrefix("captured on lo (filter: tcp port 1) for ") == true)
         #expect(!result.stdout.contains("\u{1B}["))  // no escape codes off a terminal
+    }
+
+    /// Run under `nohup`, a SIGHUP is ignored as tcpdump ignores it: the capture goes on, and
+    /// SIGTERM still ends it with the report. (The test runner's threads block nearly every
+    /// signal and the child inherits that mask: this also proves watch unblocks what it handles.)
+    @Test(.enabled(if: canCapture, "capturing on lo needs root or CAP_NET_RAW/CAP_NET_ADMIN; run the tests as root"))
+    func underNohupASighupIsIgnored() throws {
+        let watch = Process()
+        watch.executableURL = URL(fileURLWithPath: "/usr/bin/nohup")
+        watch.arguments = [CLITests.binary, "watch", "lo", "--filter", "tcp port 1", "--dissector", "varint", "--format", "json"]
+        let out = Pipe()
+        watch.standardOutput = out
+        watch.standardError = FileHandle.nullDevice
+        try watch.run()
+        Thread.sleep(forTimeInterval: 1.5)
+        kill(watch.processIdentifier, SIGHUP)
+        Thread.sleep(forTimeInterval: 1)
+        #expect(watch.isRunning, "SIGHUP ended a watch run under nohup")
+        kill(watch.processIdentifier, SIGTERM)
+        let report = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        watch.waitUntilExit()
+        #expect(watch.terminationStatus == 0)
+        #expect(report.contains("\"capture\""))
     }
 
     @Test(.enabled(if: canCapture, "needs root to drop to an unprivileged user"))

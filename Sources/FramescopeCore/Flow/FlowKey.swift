@@ -16,3 +16,9 @@ struct FlowKey: Equatable {
         return (h ^ (h >> 29)) &* 0xBF58_476D_1CE4_E5B9 ^ (h >> 32)
     }
 }
+
+extension TCPSegment {
+    /// The same value for both directions of a connection: what work is divided or shed by, so
+    /// that a connection is kept or let go whole.
+    public var connectionHash: UInt64 { FlowKey(source, destination).mixedHash }
+}

@@ -130,7 +130,7 @@ extension Framescope {
                     interface: options.interface, filter: filter, packetsCaptured: final.packets,
                     packetsReceived: final.statistics?.received ?? final.packets,
                     kernelDrops: final.statistics?.kernelDrops ?? 0, interfaceDrops: final.statistics?.interfaceDrops ?? 0,
-                    analysisDrops: final.analysisDrops, durationSeconds: session.elapsed, savedTo: write, files: capture.savedFiles))
+                    analysisDrops: final.analysisDrops, shedConnections: final.shedConnections, durationSeconds: session.elapsed, savedTo: write, files: capture.savedFiles))
             try out.write(report)
             try gates.check(report)
             if let failure = final.failure {

@@ -67,8 +67,19 @@ final class WatchSession {
     }
 
     /// SIGINT, SIGTERM and SIGHUP end the capture the same way: the file closed, the report written.
+    /// They are unblocked too: a parent may spawn us with them blocked (a libdispatch worker thread
+    /// blocks them, and posix_spawn hands its mask on), and then Ctrl-C would do nothing. A SIGHUP
+    /// ignored by `nohup` stays ignored, as tcpdump keeps it.
     private func installSignalHandlers() {
-        for signalNumber in [SIGINT, SIGTERM, SIGHUP] { signal(signalNumber) { _ in stopRequestedFlag = 1 } }
+        var handled = sigset_t()
+        sigemptyset(&handled)
+        for signalNumber in [SIGINT, SIGTERM, SIGHUP] {
+            let previous = signal(signalNumber) { _ in stopRequestedFlag = 1 }
+            let wasIgnored = previous.map { unsafeBitCast($0, to: Int.self) == 1 } ?? false  // SIG_IGN is (handler)1
+            if signalNumber == SIGHUP, wasIgnored { signal(SIGHUP, SIG_IGN) }
+            sigaddset(&handled, signalNumber)
+        }
+        pthread_sigmask(SIG_UNBLOCK, &handled, nil)
     }
 }
 
