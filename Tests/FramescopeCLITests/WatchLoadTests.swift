@@ -15,6 +15,11 @@ import Glibc
     static let tcpdump = ["/usr/bin/tcpdump", "/usr/sbin/tcpdump"].first { FileManager.default.isExecutableFile(atPath: $0) }
     static let ready = canCapture && tcpdump != nil
     static let reason: Comment = "needs root (or CAP_NET_RAW) and tcpdump (scripts/install-deps --test)"
+    /// The soak measures the binary users run; under AddressSanitizer (scripts/test-asan) it would
+    /// measure the sanitizer's cost instead, and scripts/test has run it on the release build.
+    static let soakReady = ready && FileManager.default.isExecutableFile(atPath: "/usr/sbin/ethtool")
+        && ProcessInfo.processInfo.environment["FRAMESCOPE_ASAN"] == nil
+    static let soakReason: Comment = "needs root, tcpdump and ethtool; not under AddressSanitizer (scripts/test runs it on the release build)"
 
     /// A process started with its standard error kept in a file (a pipe nobody reads while the
     /// test waits for standard output would fill and stall it).
@@ -232,7 +237,7 @@ import Glibc
     /// watch (the release build when there is one: the binary users run) and tcpdump capturing the
     /// server's side at once. framescope must drop nothing whenever tcpdump drops nothing, and keep
     /// at least as many packets as tcpdump. Set FRAMESCOPE_SOAK_SECONDS to shorten it.
-    @Test(.enabled(if: ready && FileManager.default.isExecutableFile(atPath: "/usr/sbin/ethtool"), reason))
+    @Test(.enabled(if: soakReady, soakReason))
     func soakInNamespacesDropsNothingTcpdumpKeeps() throws {
         let release = CLITests.root.appendingPathComponent(".build/release/framescope").path
         let binary = FileManager.default.isExecutableFile(atPath: release) ? release : CLITests.binary
