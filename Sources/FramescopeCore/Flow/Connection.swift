@@ -36,6 +36,9 @@ public struct ConnectionSummary: Sendable {
     public var end: ConnectionEnd
     /// Why it was finalized before the end of the input, if it was.
     public var finalizedBy: FinalizeReason
+    /// From the last SYN to the first ACK after it (tshark's `tcp.analysis.initial_rtt`),
+    /// nanoseconds; nil without a handshake.
+    public var initialRTTNanoseconds: Int64?
 
     public subscript(direction: Direction) -> DirectionStatistics { directions[direction] }
 
@@ -61,6 +64,7 @@ struct Connection<State> {
     var clientSequence: UInt32?
     var clientToServer = HalfStream()
     var serverToClient = HalfStream()
+    var tcp = TCPAnalysis()
     /// What the sink keeps for this connection.
     var state: State
 
@@ -108,6 +112,9 @@ struct Connection<State> {
         packets += 1
         lastSeen = timestamp
         let direction = direction(from: segment.source)
+        tcp.observe(
+            segment, from: direction, at: timestamp, context: &context,
+            clientToServer: &clientToServer.statistics.tcp, serverToClient: &serverToClient.statistics.tcp)
         let route = HalfStream.Route(connection: info.id, direction: direction)
         switch direction {
         case .clientToServer:
@@ -135,6 +142,7 @@ struct Connection<State> {
         reason: FinalizeReason, context: inout ReassemblyContext, sink: inout Sink
     ) where Sink.ConnectionState == State {
         let id = info.id
+        tcp.release(context: &context)
         clientToServer.flush(route: .init(connection: id, direction: .clientToServer), context: &context, sink: &sink, state: &state)
         serverToClient.flush(route: .init(connection: id, direction: .serverToClient), context: &context, sink: &sink, state: &state)
         sink.connectionClosed(summary(finalizedBy: reason), state: state)
@@ -144,6 +152,6 @@ struct Connection<State> {
         ConnectionSummary(
             info: info, lastSeen: lastSeen, packets: packets,
             directions: PerDirection(clientToServer: clientToServer.statistics, serverToClient: serverToClient.statistics), end: end,
-            finalizedBy: reason)
+            finalizedBy: reason, initialRTTNanoseconds: tcp.initialRTT > 0 ? tcp.initialRTT : nil)
     }
 }

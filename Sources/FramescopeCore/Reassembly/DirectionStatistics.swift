@@ -23,6 +23,8 @@ public struct DirectionStatistics: Sendable, Equatable {
     public var startedMidStream = false
     /// MSS announced by the sender's SYN, 0 if none was seen.
     public var maximumSegmentSize = 0
+    /// Round trips, duplicate ACKs and zero windows concerning this direction's data.
+    public var tcp = TCPFigures()
     private var rare = OutOfLine<Rare>()
 
     struct Rare: Sendable, Equatable, Blank {

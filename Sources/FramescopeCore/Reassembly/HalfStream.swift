@@ -115,18 +115,20 @@ struct HalfStream {
             }
             if countLate(from: start, to: end, context: &context) { return }
             statistics.retransmissions += 1
+            context.retransmissions[route.direction] += 1
             checkOverlap(payload, at: start, frame: frame, route: route, sink: &sink, state: &state)
             return
         }
         if start > frontier {
             let added = buffer(payload, missingTail: missingTail, at: start, frame: frame, timestamp: timestamp, route: route, sink: &sink, state: &state, context: &context)
-            if added { statistics.outOfOrder += 1 } else { statistics.retransmissions += 1 }
+            if added { statistics.outOfOrder += 1 } else { statistics.retransmissions += 1; context.retransmissions[route.direction] += 1 }
             enforceLimits(route: route, context: &context, sink: &sink, state: &state)
             return
         }
         var fresh = payload
         if start < frontier {
             statistics.retransmissions += 1
+            context.retransmissions[route.direction] += 1
             let overlap = Int(frontier - start)
             checkOverlap(payload.slice(from: 0, count: overlap), at: start, frame: frame, route: route, sink: &sink, state: &state)
             fresh = payload.dropFirst(overlap)

@@ -20,6 +20,17 @@ public struct ReassemblyContext: Sendable {
     /// reached (a packet of theirs that comes later opens a new connection).
     public internal(set) var closedLimitFinalized = 0
 
+    // TCP analysis over every connection (`TCPAnalysis`), by the direction whose data it concerns.
+    /// Round trips from a segment to its ACK, and of handshakes, microseconds.
+    public internal(set) var ackRTT = PerDirection { _ in QuantileHistogram(bits: 6) }
+    public internal(set) var initialRTT = QuantileHistogram(bits: 6)
+    public internal(set) var duplicateAcks = PerDirection { _ in 0 }
+    public internal(set) var zeroWindows = PerDirection { _ in 0 }
+    /// Segments whose payload was, wholly or partly, already delivered (`DirectionStatistics`).
+    public internal(set) var retransmissions = PerDirection { _ in 0 }
+    /// Segments awaiting their ACK now (bounded by `options.maxUnackedSegments`).
+    var unackedSegments = 0
+
     public init(options: ReassemblyOptions) { self.options = options }
 
     /// Bookkeeping cost of one buffered segment, so that many tiny segments count too.

@@ -27,6 +27,9 @@ public struct ReassemblyOptions: Sendable {
     /// active are finalized early. Memory then follows the connections open at once: a server
     /// closing 13,700 connections a second kept 820,000 of them (2.3 GiB) for 60 s otherwise.
     public var maxClosedConnections = 4096
+    /// Segments awaiting their ACK, all connections together, that round trips are timed from
+    /// (16 bytes each): a capture of one direction only never sees the ACKs.
+    public var maxUnackedSegments = 1 << 20
 
     public init() {}
 }
