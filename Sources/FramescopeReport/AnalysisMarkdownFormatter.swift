@@ -32,6 +32,16 @@ public enum AnalysisMarkdownFormatter {
         ]
         for (name, value) in rows { out += "| \(name) | \(value(up)) | \(value(down)) |\n" }
         for (name, value, ran) in recovery where ran(up) || ran(down) { out += "| \(name) | \(value(up)) | \(value(down)) |\n" }
+        if let tcp = r.tcp, r.packets.tcp > 0 {
+            // The network's side, per direction of data (tshark's TCP analysis).
+            let tcpRows: [(String, (AnalysisReport.TCPDirection) -> String)] = [
+                ("data to its ACK p50 / p99", { $0.ackRTTSamples == 0 ? "-" : "\(duration($0.ackRTT.p50)) / \(duration($0.ackRTT.p99))" }),
+                ("retransmissions", { "\($0.retransmissions)" }),
+                ("duplicate ACKs from the receiver", { "\($0.duplicateAcks)" }),
+                ("zero windows from the receiver", { "\($0.zeroWindows)" }),
+            ]
+            for (name, value) in tcpRows { out += "| \(name) | \(value(tcp.clientToServer)) | \(value(tcp.serverToClient)) |\n" }
+        }
         if let protobuf = r.protobuf {
             let label = protobuf.message.map { "bodies not a valid `\($0)`" } ?? "bodies not protobuf wire data"
             let cell = { (f: AnalysisReport.Figures) in f.protobuf.map { "\($0.invalid) of \($0.checked) (\(pct($0.invalidPercent)))" } ?? "-" }
@@ -40,6 +50,9 @@ public enum AnalysisMarkdownFormatter {
                 if let p = f.protobuf, p.checked > 0 { out += "\n- protobuf, \(direction): \(p.summary(protobuf))" }
             }
             out += "\n"
+        }
+        if let tcp = r.tcp, r.packets.tcp > 0, let headline = tcp.textLines(naiveLossPercent: r.totals.all.naiveReaderLossPercent, directions: []).first {
+            out += "\n- **\(headline)**\n"
         }
         out += histogram("Segments per message", pairs: r.totals.all.segmentsPerMessage, unit: "segments")
         out += histogram("Messages per segment", pairs: r.totals.all.messagesPerSegment, unit: "messages")

@@ -8,6 +8,7 @@ extension AnalysisReport {
         inputs = flows.inputs
         packets = flows.packets
         limits = flows.limits
+        tcp = flows.tcp
         dissectors = Dissectors(
             default: choice.byDefault?.text, defaultName: choice.byDefault?.name,
             byServerPort: Dictionary(uniqueKeysWithValues: choice.byServerPort.map { (String($0.key), $0.value.text) }))

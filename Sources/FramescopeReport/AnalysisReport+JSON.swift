@@ -78,6 +78,10 @@ extension AnalysisReport {
                     w.field("wholeStream", s.wholeStream)
                 }
             }
+            if let tcp {
+                w.key("tcp")
+                tcp.write(to: &w)
+            }
             w.key("totals")
             w.object { w in
                 w.key("all")

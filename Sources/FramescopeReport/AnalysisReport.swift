@@ -34,6 +34,8 @@ public struct AnalysisReport: Sendable {
     public var warnings: [String]
     /// The first packet and the last of the connections analyzed.
     public var span: (first: Timestamp, last: Timestamp)?
+    /// Round trips, retransmissions, duplicate ACKs and zero windows over every connection.
+    public var tcp: TCPContext?
     /// SPECs next to the given one that frame a direction it found malformed headers in
     /// cleanly (files only: a second pass samples those directions).
     public var specSuggestions: [SpecSuggestion] = []

@@ -25,6 +25,12 @@ public enum AnalysisTextFormatter {
         out += "\n"
         out += verdict("client → server", r.totals.clientToServer, protobuf: r.protobuf)
         out += verdict("server → client", r.totals.serverToClient, protobuf: r.protobuf)
+        if let tcp = r.tcp, r.packets.tcp > 0 {
+            let lines = tcp.textLines(
+                naiveLossPercent: r.totals.all.naiveReaderLossPercent,
+                directions: [("client → server", "client", "server"), ("server → client", "server", "client")])
+            out += lines.joined(separator: "\n") + "\n"
+        }
         out += "\n"
         if let caption = r.listedCaption { out += caption + ":\n" }
         out += connectionTable(r)

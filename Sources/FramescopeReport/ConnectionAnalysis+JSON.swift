@@ -22,6 +22,7 @@ extension ConnectionAnalysis {
                 w.field("end", summary.end.rawValue)
                 w.field("firstTime", info.firstSeen.epochString)
                 w.field("id", info.id.rawValue)
+                if let rtt = summary.initialRTTNanoseconds { w.field("initialRTT", Double(rtt) / 1e9) }
                 w.field("lastTime", summary.lastSeen.epochString)
                 w.field("server", server)
                 w.field("start", startName)
@@ -39,6 +40,7 @@ extension ConnectionAnalysis {
             w.field("from", from)
             w.field("gapBytes", stats.gapBytes)
             if let types = messageTypes(a) { w.field("messageTypes", counts: types) }
+            writeTCP(d, to: &w)
             if !a.timeline.isEmpty {
                 w.key("timeline")
                 AnalysisReport.Timeline(a.timeline).write(to: &w)

@@ -8,6 +8,8 @@ public struct FlowsReport: Sendable {
     public var packets: Packets
     public var limits: Limits
     public var connections: [Connection]
+    /// The TCP analysis's totals (the analyze report shows them; `flows` lists retransmissions).
+    public var tcp: AnalysisReport.TCPContext?
 
     public struct Input: Sendable {
         public var path: String
@@ -142,6 +144,7 @@ extension FlowsReport {
             closedLimitFinalized: context.closedLimitFinalized,
             directionsWithoutConflictCheck: context.directionsWithoutConflictCheck)
         connections = summaries.map { Connection($0, details: collector.finishedDetails[$0.info.id]) }
+        tcp = AnalysisReport.TCPContext(context)
     }
 }
 

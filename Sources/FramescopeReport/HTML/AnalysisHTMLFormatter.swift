@@ -11,6 +11,7 @@ public enum AnalysisHTMLFormatter {
             body += "<h2>Framing inferred (--dissector auto)</h2>\n<ul>" + r.inferenceSentences.map { "<li>\(escapeHTML($0))</li>" }.joined() + "</ul>\n"
         }
         body += summary(r)
+        body += network(r)
         body += charts(r)
         body += protobuf(r)
         body += timeline(r)
@@ -90,6 +91,34 @@ public enum AnalysisHTMLFormatter {
             for d in directions {
                 let v = value(r.totals[keyPath: d.keyPath])
                 out += "<td data-json=\"totals.\(d.key).\(key)\" data-value=\"\(number(v))\">\(grouped(v))</td>"
+            }
+            out += "</tr>\n"
+        }
+        return out + "</tbody></table>\n"
+    }
+
+    /// tshark's side of the story: was anything lost on the wire, or only in the receive loop?
+    private static func network(_ r: AnalysisReport) -> String {
+        guard let tcp = r.tcp, r.packets.tcp > 0 else { return "" }
+        let headline = tcp.textLines(naiveLossPercent: r.totals.all.naiveReaderLossPercent, directions: []).first ?? ""
+        var out = "<h2>TCP</h2>\n<p class=\"verdict\">\(escapeHTML(headline))</p>\n"
+        // Round trips are shown in milliseconds (data-scale), stored in seconds as in the JSON.
+        let rows: [(String, String, (AnalysisReport.TCPDirection) -> Double, scale: Int)] = [
+            ("data to its ACK p50 (ms)", "ackRTT.p50", { $0.ackRTT.p50 }, 1000),
+            ("data to its ACK p99 (ms)", "ackRTT.p99", { $0.ackRTT.p99 }, 1000),
+            ("round trips measured", "ackRTTSamples", { Double($0.ackRTTSamples) }, 1),
+            ("retransmissions", "retransmissions", { Double($0.retransmissions) }, 1),
+            ("duplicate ACKs from the receiver", "duplicateAcks", { Double($0.duplicateAcks) }, 1),
+            ("zero windows from the receiver", "zeroWindows", { Double($0.zeroWindows) }, 1),
+        ]
+        out += "<table class=\"figures\"><thead><tr><th></th>" + directions.map { "<th>\($0.label)</th>" }.joined() + "</tr></thead><tbody>\n"
+        for (label, key, value, scale) in rows {
+            out += "<tr><th>\(label)</th>"
+            for (d, figures) in zip(directions, [tcp.clientToServer, tcp.serverToClient]) {
+                let v = value(figures)
+                let shown = scale == 1 ? grouped(v) : grouped((v * Double(scale) * 1000).rounded() / 1000)
+                let scaled = scale == 1 ? "" : " data-scale=\"\(scale)\""
+                out += "<td data-json=\"tcp.\(d.key).\(key)\" data-value=\"\(number(v))\"\(scaled)>\(shown)</td>"
             }
             out += "</tr>\n"
         }

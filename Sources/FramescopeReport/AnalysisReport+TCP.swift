@@ -1,0 +1,142 @@
+import FramescopeCore
+
+/// The network's side of the story, beside the framing figures: round trips, retransmissions,
+/// duplicate ACKs and zero windows (tshark's TCP analysis), so the engineer sees whether bytes
+/// were lost on the wire or only in the receive loop.
+extension AnalysisReport {
+    public struct TCPContext: Sendable {
+        /// Handshake round trips (SYN to the first ACK after it), seconds, over all connections.
+        public var initialRTT: Distribution
+        public var handshakes: Int
+        public var clientToServer: TCPDirection
+        public var serverToClient: TCPDirection
+
+        public init(_ context: ReassemblyContext) {
+            initialRTT = Distribution(microseconds: context.initialRTT)
+            handshakes = context.initialRTT.count
+            func direction(_ d: Direction) -> TCPDirection {
+                TCPDirection(
+                    ackRTT: Distribution(microseconds: context.ackRTT[d]), ackRTTSamples: context.ackRTT[d].count,
+                    retransmissions: context.retransmissions[d], duplicateAcks: context.duplicateAcks[d], zeroWindows: context.zeroWindows[d])
+            }
+            clientToServer = direction(.clientToServer)
+            serverToClient = direction(.serverToClient)
+        }
+
+        /// Nothing was sent twice, no receiver asked again: every byte crossed the wire once.
+        public var nothingLostOnTheWire: Bool {
+            [clientToServer, serverToClient].allSatisfy { $0.retransmissions == 0 && $0.duplicateAcks == 0 }
+        }
+    }
+
+    /// One direction's data: its segments' round trips to their ACKs, and what the receiver and
+    /// the sender did about losses.
+    public struct TCPDirection: Sendable {
+        /// Seconds from a segment to the ACK of exactly its end (tshark's `tcp.analysis.ack_rtt`).
+        public var ackRTT: Distribution
+        public var ackRTTSamples: Int
+        /// Segments carrying bytes already sent (framescope's reassembly, as in `flows`).
+        public var retransmissions: Int
+        /// The receiver's repeated ACKs, and the times it announced a zero window.
+        public var duplicateAcks: Int
+        public var zeroWindows: Int
+    }
+}
+
+extension AnalysisReport.TCPContext {
+    func write(to w: inout JSONWriter) {
+        w.object { w in
+            w.key("clientToServer")
+            clientToServer.write(to: &w)
+            w.field("handshakes", handshakes)
+            w.key("initialRTT")
+            initialRTT.write(to: &w)
+            w.key("serverToClient")
+            serverToClient.write(to: &w)
+        }
+    }
+
+    /// The headline ("no byte was lost on the wire: a receiver that reads one message per
+    /// `read()` loses 72% of them — fix the receive loop"), then a line a direction.
+    func textLines(naiveLossPercent: Double, directions: [(label: String, from: String, to: String)]) -> [String] {
+        var lines: [String] = []
+        var head = "TCP: "
+        if nothingLostOnTheWire {
+            head += "no byte was lost on the wire"
+            if naiveLossPercent > 0 {
+                head += ": a receiver that reads one message per read() loses \(percentText(naiveLossPercent)) of them"
+                    + " — fix the receive loop (read until the length is complete, then cut every message in the buffer)"
+            }
+        } else {
+            head += "the network lost or reordered segments (retransmissions and duplicate ACKs below)"
+        }
+        if handshakes > 0 {
+            head += "; handshake round trip \(duration(initialRTT.p50)) (median of \(counted(handshakes, "handshake")))"
+        }
+        lines.append(head)
+        for (d, (label, _, to)) in zip([clientToServer, serverToClient], directions) {
+            var parts: [String] = []
+            if d.ackRTTSamples > 0 {
+                parts.append("data to its ACK \(duration(d.ackRTT.p50)) median, p99 \(duration(d.ackRTT.p99)), max \(duration(d.ackRTT.max))")
+            }
+            parts.append(counted(d.retransmissions, "retransmission"))
+            parts.append("\(counted(d.duplicateAcks, "duplicate ACK")) from the \(to)")
+            if d.zeroWindows > 0 { parts.append("the \(to) announced a zero window \(counted(d.zeroWindows, "time"))") }
+            lines.append("  \(label): " + parts.joined(separator: ", "))
+        }
+        return lines
+    }
+}
+
+extension AnalysisReport.TCPDirection {
+    func write(to w: inout JSONWriter) {
+        w.object { w in
+            w.key("ackRTT")
+            ackRTT.write(to: &w)
+            w.field("ackRTTSamples", ackRTTSamples)
+            w.field("duplicateAcks", duplicateAcks)
+            w.field("retransmissions", retransmissions)
+            w.field("zeroWindows", zeroWindows)
+        }
+    }
+}
+
+extension ConnectionAnalysis {
+    /// A direction's TCP figures in its JSON line, left out when there are none.
+    func writeTCP(_ d: Direction, to w: inout JSONWriter) {
+        let stats = summary[d], tcp = stats.tcp
+        guard tcp.ackRTT.count > 0 || tcp.duplicateAcks > 0 || tcp.zeroWindows > 0 || stats.retransmissions > 0 else { return }
+        w.key("tcp")
+        w.object { w in
+            if tcp.ackRTT.count > 0 {
+                w.key("ackRTT")
+                w.object { w in
+                    w.field("count", tcp.ackRTT.count)
+                    w.field("max", Double(tcp.ackRTT.maximum) / 1e9)
+                    w.field("min", Double(tcp.ackRTT.minimum) / 1e9)
+                    w.field("sum", Double(tcp.ackRTT.sum) / 1e9)
+                }
+            }
+            if tcp.duplicateAcks > 0 { w.field("duplicateAcks", tcp.duplicateAcks) }
+            if stats.retransmissions > 0 { w.field("retransmissions", stats.retransmissions) }
+            if tcp.zeroWindows > 0 { w.field("zeroWindows", tcp.zeroWindows) }
+        }
+    }
+}
+
+/// "0.052 ms", "3.1 ms", "1.20 s".
+func duration(_ s: Double) -> String {
+    if s < 0.01 { return formatted(s * 1000, decimals: 3) + " ms" }
+    if s < 1 { return formatted(s * 1000, decimals: 1) + " ms" }
+    return formatted(s, decimals: 2) + " s"
+}
+
+private func formatted(_ x: Double, decimals: Int) -> String {
+    var scale = 1.0
+    for _ in 0..<decimals { scale *= 10 }
+    let n = Int64((x * scale).rounded())
+    let whole = n / Int64(scale), fraction = n % Int64(scale)
+    guard decimals > 0 else { return String(whole) }
+    let digits = String(fraction)
+    return String(whole) + "." + String(repeating: "0", count: decimals - digits.count) + digits
+}
