@@ -31,7 +31,7 @@ import Testing
         let json = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
         #expect(json["schema"] as? String == "framescope.report/2")
         let direction = try #require(((json["connections"] as? [[String: Any]])?.first?["directions"] as? [[String: Any]])?.last)
-        #expect(Set(direction.keys).subtracting(["timeline", "messageTypes"]) == ["from", "to", "bytes", "gapBytes", "figures"])
+        #expect(Set(direction.keys).subtracting(["timeline", "messageTypes", "tcp"]) == ["from", "to", "bytes", "gapBytes", "figures"])
         let figures = try #require(direction["figures"] as? [String: Any])
         #expect(figures["messages"] as? Int == 200)
         #expect(figures["malformed"] == nil)  // a connection's zero figures are left out
