@@ -51,6 +51,11 @@ public enum AnalysisMarkdownFormatter {
             }
             out += "\n"
         }
+        for (direction, f) in [("client → server", up), ("server → client", down)] {
+            if let why = f.partialWhy { out += "\n- partial, \(direction): \(why)" }
+            if let why = f.mergedWhy { out += "\n- merged, \(direction): \(why)" }
+            if f.partialWhy != nil || f.mergedWhy != nil { out += "\n" }
+        }
         if let tcp = r.tcp, r.packets.tcp > 0, let headline = tcp.textLines(naiveLossPercent: r.totals.all.naiveReaderLossPercent, directions: []).first {
             out += "\n- **\(headline)**\n"
         }

@@ -77,11 +77,17 @@ extension AnalysisReport {
                     + "(\(counted(packets.bytesCutBySnaplen, "payload byte")) not captured): those bytes are gaps, and the messages they "
                     + "fall in are damaged rather than framed; capture whole packets (tcpdump -s 0) to see them")
         }
-        let over = analyzer.finished.segmentsOverMSS
-        if over > 0 {
+        let over = analyzer.finished.segmentsOverMSS, mss = analyzer.context.recutMSS
+        let recut = analyzer.finished.directions.clientToServer.recutSegments + analyzer.finished.directions.serverToClient.recutSegments
+        if mss > 0 {
+            out.append(
+                "--mss \(mss): segments longer than \(counted(mss, "byte")) were framed as the wire carried them, which made "
+                    + "\(counted(recut, "segment")) more; without it the figures describe the capture point")
+        } else if over > 0 {
             out.append(
                 "\(counted(over, "segment")) \(over == 1 ? "is larger than the MSS its" : "are larger than the MSS their") receiver announced: the capture was taken with segmentation "
-                    + "offload (TSO/GRO) on, so partial/merged figures describe the capturing host's buffers, not the wire")
+                    + "offload (TSO/GSO or GRO/LRO) on, so partial/merged figures describe the capturing host's buffers, not the wire; "
+                    + "run again with --mss N (the payload of a wire segment, e.g. 1448 for a 1460 MSS with TCP timestamps) for the wire's")
         }
         if limits.bufferLimitGaps + limits.connectionLimitEvictions > 0 {
             out.append("memory limits were reached (\(counted(limits.bufferLimitGaps, "hole")) skipped early, \(counted(limits.connectionLimitEvictions, "connection")) finalized early): figures are degraded there")

@@ -18,7 +18,7 @@ extension AnalysisReport.Connection {
             let (from, to) = d == .clientToServer ? (client, server) : (server, client)
             let stats = a.summary[d]
             let analysis = a.directions?[d] ?? DirectionAnalysis()
-            let figures = AnalysisReport.Figures(analysis, segments: stats.segments, protobuf: protobuf)
+            let figures = AnalysisReport.Figures(analysis, segments: stats.segments + analysis.recutSegments, protobuf: protobuf)
             return AnalysisReport.DirectionReport(
                 from: from, to: to, bytes: stats.bytes, gapBytes: stats.gapBytes, figures: figures, messageTypes: a.messageTypes(analysis),
                 timeline: analysis.timeline.isEmpty ? nil : AnalysisReport.Timeline(analysis.timeline))
@@ -47,6 +47,8 @@ extension AnalysisReport.Figures {
         messageSizeBins = a.sizes.powerOfTwoBins.map { [$0.lower, Int64($0.count)] }
         partialMessages = a.partialMessages
         partialPercent = percent(a.partialMessages, of: a.messages)
+        partialCauses = a.partialCauses.dictionary
+        mergedCauses = a.mergedCauses.dictionary
         segmentsPerMessage = a.segmentsPerMessage.nonZero.map { [$0.value, $0.count] }
         maxSegmentsPerMessage = a.segmentsPerMessage.maximum
         mergedSegments = a.mergedSegments
@@ -116,6 +118,7 @@ extension AnalysisReport.Example {
         firstFrame = e.firstFrame
         lastFrame = e.lastFrame
         count = e.count
+        cause = e.cause.description
         time = e.timestamp.epochString
         let stream = "tcp.stream == \(e.connection.rawValue)"
         wiresharkFilter = e.kind == .merged
@@ -123,11 +126,13 @@ extension AnalysisReport.Example {
             : "\(stream) && tcp.srcport == \(from.port) && tcp.len > 0 && frame.number >= \(e.firstFrame) && frame.number <= \(e.lastFrame)"
     }
 
-    /// One line: what it is and where.
+    /// One line: what it is, where, and why.
     var sentence: String {
-        kind == "partial"
-            ? "#\(connection) \(from) → \(to): a \(length)-byte message at offset \(offset) in \(count) segments, frames \(firstFrame)–\(lastFrame)"
-            : "#\(connection) \(from) → \(to): the segment at offset \(offset) (frame \(firstFrame)) carries bytes of \(count) messages"
+        let k: SplitExample.Kind = kind == "partial" ? .partial : .merged
+        let why = SplitCause.allCases.first { $0.description == cause }.map { "; why: \($0.explanation(k))" } ?? ""
+        return k == .partial
+            ? "#\(connection) \(from) → \(to): a \(length)-byte message at offset \(offset) in \(count) segments, frames \(firstFrame)–\(lastFrame)\(why)"
+            : "#\(connection) \(from) → \(to): the segment at offset \(offset) (frame \(firstFrame)) carries bytes of \(count) messages\(why)"
     }
 }
 

@@ -117,6 +117,7 @@ extension AnalysisReport.Figures {
             w.field("malformedByReason", counts: malformedByReason)
             w.field("maxMessagesPerSegment", maxMessagesPerSegment)
             w.field("maxSegmentsPerMessage", maxSegmentsPerMessage)
+            w.field("mergedCauses", counts: mergedCauses)
             w.field("mergedPercent", mergedPercent)
             w.field("mergedSegments", mergedSegments)
             w.field("messageBytes", messageBytes)
@@ -129,6 +130,7 @@ extension AnalysisReport.Figures {
             pairs(messagesPerSegment, &w)
             w.field("naiveReaderLoss", naiveReaderLoss)
             w.field("naiveReaderLossPercent", naiveReaderLossPercent)
+            w.field("partialCauses", counts: partialCauses)
             w.field("partialMessages", partialMessages)
             w.field("partialPercent", partialPercent)
             w.field("preambleBytes", preambleBytes)
@@ -186,6 +188,7 @@ extension AnalysisReport.Distribution {
 extension AnalysisReport.Example {
     func write(to w: inout JSONWriter) {
         w.object { w in
+            w.field("cause", cause)
             w.field("connection", connection)
             w.field("count", count)
             w.field("firstFrame", firstFrame)

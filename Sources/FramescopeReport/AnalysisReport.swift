@@ -168,6 +168,10 @@ public struct AnalysisReport: Sendable {
         public var messageSizeBins: [[Int64]]
         public var partialMessages: Int
         public var partialPercent: Double
+        /// Partial messages and merged segments by cause (`SplitCause`: offload, mss, window,
+        /// retransmission, nagle, writes), only the causes that counted.
+        public var partialCauses: [String: Int]
+        public var mergedCauses: [String: Int]
         /// `[segments, messages]` pairs; the last bucket (63) stands for 63 and more.
         public var segmentsPerMessage: [[Int]]
         public var maxSegmentsPerMessage: Int
@@ -274,6 +278,8 @@ public struct AnalysisReport: Sendable {
         public var lastFrame: UInt64
         /// Partial: segments the message spans; merged: messages the segment carries.
         public var count: Int
+        /// Why (`SplitCause`).
+        public var cause: String
         public var time: String
         public var wiresharkFilter: String
     }

@@ -54,7 +54,9 @@ public enum AnalysisTextFormatter {
             // Figures of messages only where there are some (not "sizes 0–0 B, up to 0 segments").
             s += " (sizes \(Int(f.messageSize.min))–\(Int(f.messageSize.max)) B, median \(Int(f.messageSize.p50)))\n"
             s += "  \(pct(f.partialPercent)) arrive split across segments (\(f.partialMessages) partial, up to \(counted(f.maxSegmentsPerMessage, "segment")))\n"
+            if let why = f.partialWhy { s += "    \(why)\n" }
             s += "  \(pct(f.mergedPercent)) of segments carry several messages (\(f.mergedSegments) merged, up to \(f.maxMessagesPerSegment) in one)\n"
+            if let why = f.mergedWhy { s += "    \(why)\n" }
             s += "  a one-read-one-message receiver would lose \(pct(f.naiveReaderLossPercent)) (\(counted(f.naiveReaderLoss, "message")))\n"
         } else {
             s += "\n"

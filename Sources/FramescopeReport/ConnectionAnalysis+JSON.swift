@@ -36,7 +36,7 @@ extension ConnectionAnalysis {
             w.field("bytes", stats.bytes)
             w.key("figures")
             let a = directions?[d] ?? DirectionAnalysis()  // one copy for the figures, types and timeline
-            writeFigures(a, segments: stats.segments, check: check, to: &w)
+            writeFigures(a, segments: stats.segments + a.recutSegments, check: check, to: &w)
             w.field("from", from)
             w.field("gapBytes", stats.gapBytes)
             if let types = messageTypes(a) { w.field("messageTypes", counts: types) }
@@ -81,6 +81,7 @@ extension ConnectionAnalysis {
             }
             counter("maxMessagesPerSegment", a.messagesPerSegment.maximum)
             counter("maxSegmentsPerMessage", a.segmentsPerMessage.maximum)
+            if a.mergedSegments > 0 { w.field("mergedCauses", counts: a.mergedCauses.dictionary) }
             share("mergedPercent", percent(a.mergedSegments, of: segments))
             counter("mergedSegments", a.mergedSegments)
             counter("messageBytes", a.messageBytes)
@@ -94,6 +95,7 @@ extension ConnectionAnalysis {
             pairs("messagesPerSegment", a.messagesPerSegment)
             counter("naiveReaderLoss", a.naiveReaderLoss)
             share("naiveReaderLossPercent", percent(a.naiveReaderLoss, of: a.messages))
+            if a.partialMessages > 0 { w.field("partialCauses", counts: a.partialCauses.dictionary) }
             counter("partialMessages", a.partialMessages)
             share("partialPercent", percent(a.partialMessages, of: a.messages))
             counter("preambleBytes", a.preambleBytes)

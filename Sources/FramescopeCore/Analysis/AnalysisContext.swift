@@ -13,6 +13,9 @@ public struct AnalysisContext: Sendable {
 
     /// How a direction picked up mid-stream is framed.
     public internal(set) var midStream = MidStreamFraming.search
+    /// Segments longer than this are framed as the wire carried them, cut in pieces this long
+    /// (`--mss`); 0: as captured.
+    public internal(set) var recutMSS = 0
 
     public init(maxRecoveryBytes: Int = 32 << 20, midStream: MidStreamFraming = .search, evidenceBits: Double = RecoveryBudget.defaultThreshold) {
         recoveryBudget.limit = maxRecoveryBytes
@@ -51,21 +54,29 @@ public struct EvidenceRecorder: Sendable {
         }
     }
 
-    /// Examples of partial messages and merged segments, the first `examplesPerKind` of each
-    /// kind per direction.
+    /// Examples of partial messages and merged segments: the first `examplesPerKind` of each
+    /// kind per direction, and the first of each cause.
     public static let examplesPerKind = 3
     public private(set) var examples: [SplitExample] = []
     /// Examples kept per kind and direction (checked per partial message: no scan).
     private var exampleCounts = (partial: PerDirection(clientToServer: 0, serverToClient: 0), merged: PerDirection(clientToServer: 0, serverToClient: 0))
+    /// One bit per kind, direction and cause that has an example.
+    private var exampleCauses: UInt32 = 0
 
-    func wantsExample(_ kind: SplitExample.Kind, _ direction: Direction) -> Bool {
+    func wantsExample(_ kind: SplitExample.Kind, _ direction: Direction, _ cause: SplitCause) -> Bool {
         (kind == .partial ? exampleCounts.partial : exampleCounts.merged)[direction] < Self.examplesPerKind
+            || exampleCauses & Self.bit(kind, direction, cause) == 0
     }
 
     mutating func add(example: SplitExample) {
         examples.append(example)
         if example.kind == .partial { exampleCounts.partial[example.direction] += 1 } else { exampleCounts.merged[example.direction] += 1 }
+        exampleCauses |= Self.bit(example.kind, example.direction, example.cause)
         named.insert(example.connection)
+    }
+
+    private static func bit(_ kind: SplitExample.Kind, _ direction: Direction, _ cause: SplitCause) -> UInt32 {
+        1 << ((kind == .partial ? 0 : 12) + direction.rawValue * 6 + cause.rawValue)
     }
 
     /// Notes the endpoints of a finishing connection if a kept event names it.

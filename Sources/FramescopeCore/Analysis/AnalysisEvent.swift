@@ -54,6 +54,8 @@ public struct SplitExample: Sendable, Equatable {
     /// Partial: segments the message spans; merged: messages the segment carries.
     public var count: Int
     public var timestamp: Timestamp
+    /// Why it was split or glued.
+    public var cause: SplitCause
 }
 
 /// Where a body stopped parsing: the reason, the offending byte's stream offset and its frame.

@@ -98,11 +98,12 @@ public struct Analyzer: StreamSink {
     ///   - evidenceBits: what a boundary found by recovery needs (see `BoundaryEvidence`).
     public init(
         choice: DissectorChoice, protobuf: ProtobufCheck? = nil, maxRecoveryBytes: Int = 32 << 20, midStream: MidStreamFraming = .search,
-        evidenceBits: Double = RecoveryBudget.defaultThreshold
+        evidenceBits: Double = RecoveryBudget.defaultThreshold, recutMSS: Int = 0
     ) {
         self.choice = choice
         self.protobuf = protobuf
         context = AnalysisContext(maxRecoveryBytes: maxRecoveryBytes, midStream: midStream, evidenceBits: evidenceBits)
+        context.recutMSS = recutMSS
         defaultPlan = choice.byDefault.map { FramingPlan(spec: $0, protobuf: protobuf) }
         portPlans = choice.byServerPort.mapValues { FramingPlan(spec: $0, protobuf: protobuf) }
     }
@@ -151,7 +152,7 @@ public struct Analyzer: StreamSink {
     private static func analysis(_ summary: ConnectionSummary, _ framing: Framing) -> ConnectionAnalysis {
         let directions = PerDirection { direction -> DirectionAnalysis in
             var analysis = framing.directions[direction].analysis
-            analysis.segments = summary[direction].segments
+            analysis.segments = summary[direction].segments + analysis.recutSegments
             analysis.segmentsOverMSS = summary[direction].segmentsOverMSS
             return analysis
         }

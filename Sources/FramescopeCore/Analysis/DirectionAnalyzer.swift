@@ -56,7 +56,27 @@ struct DirectionAnalyzer {
     // MARK: Input
 
     mutating func feed(_ chunk: StreamChunk, context: inout AnalysisContext) {
-        var segment = SegmentMark(start: chunk.offset, frame: chunk.frame, timestamp: chunk.timestamp)
+        let mss = context.recutMSS
+        guard mss > 0 && chunk.bytes.count > mss else {
+            feed(chunk, piece: 0, context: &context)
+            return
+        }
+        // As the wire carried it (`--mss`): pieces of `mss` bytes, each a segment of its own.
+        let pieces = (chunk.bytes.count + mss - 1) / mss
+        analysis.recutSegments += pieces - 1
+        for k in 0..<pieces {
+            var piece = chunk
+            piece.offset += Int64(k * mss)
+            piece.capturedOffset += Int64(k * mss)
+            piece.bytes = chunk.bytes.slice(from: k * mss, count: min(mss, chunk.bytes.count - k * mss))
+            piece.traits.remove(.overMSS)
+            if piece.bytes.count == mss { piece.traits.insert(.fullSized) } else { piece.traits.remove(.fullSized) }
+            feed(piece, piece: UInt32(k), context: &context)
+        }
+    }
+
+    private mutating func feed(_ chunk: StreamChunk, piece: UInt32, context: inout AnalysisContext) {
+        var segment = SegmentMark(start: chunk.offset, frame: chunk.frame, timestamp: chunk.timestamp, traits: chunk.traits, piece: piece)
         // A later part of a segment (reassembly hands one over in parts) starts where the
         // segment did: recovery counts frames that begin at segment starts, not at parts.
         if ledger.segment.isSame(as: segment) {
@@ -212,14 +232,14 @@ struct DirectionAnalyzer {
         }
         let segments = ledger.messageSegments
         var merged: SegmentLedger.Merged?
-        ledger.countMessage(figures: &analysis, merged: &merged)
+        let cause = ledger.countMessage(figures: &analysis, merged: &merged)
         noteMerged(merged, context: &context)
         let length = end - m.start, last = ledger.segment
-        if segments >= 2 && context.evidence.wantsExample(.partial, direction) {
+        if let cause, context.evidence.wantsExample(.partial, direction, cause) {
             context.evidence.add(
                 example: SplitExample(
                     kind: .partial, connection: connection, direction: direction, offset: m.start, length: length,
-                    firstFrame: m.firstSegment.frame, lastFrame: last.frame, count: segments, timestamp: m.firstSegment.timestamp))
+                    firstFrame: m.firstSegment.frame, lastFrame: last.frame, count: segments, timestamp: m.firstSegment.timestamp, cause: cause))
         }
         analysis.messages += 1
         analysis.messageBytes += length
@@ -247,11 +267,12 @@ struct DirectionAnalyzer {
 
     /// A merged segment just settled: an example of it while the evidence wants one.
     func noteMerged(_ merged: SegmentLedger.Merged?, context: inout AnalysisContext) {
-        guard let merged, context.evidence.wantsExample(.merged, direction) else { return }
+        guard let merged, context.evidence.wantsExample(.merged, direction, merged.cause) else { return }
         context.evidence.add(
             example: SplitExample(
                 kind: .merged, connection: connection, direction: direction, offset: merged.segment.start, length: 0,
-                firstFrame: merged.segment.frame, lastFrame: merged.segment.frame, count: merged.messages, timestamp: merged.segment.timestamp))
+                firstFrame: merged.segment.frame, lastFrame: merged.segment.frame, count: merged.messages, timestamp: merged.segment.timestamp,
+                cause: merged.cause))
     }
 
     private mutating func markDamaged(length: Int64, context: inout AnalysisContext) {

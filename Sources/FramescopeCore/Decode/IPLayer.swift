@@ -69,19 +69,21 @@ enum TCPLayer {
         guard headerLength >= 20, headerLength <= claimedLength else { return .skipped(.badTCPHeader) }
         guard b.count >= headerLength else { return .skipped(.truncatedTCPHeader) }
         let flags = TCPFlags(rawValue: b.u8(13) & 0x1F)
-        var mss: UInt16 = 0
-        if flags.contains(.syn) { mss = maximumSegmentSize(options: b.slice(from: 20, count: headerLength - 20)) }
+        var options = (mss: UInt16(0), windowScale: Int8(-1))
+        if flags.contains(.syn) { options = synOptions(b.slice(from: 20, count: headerLength - 20)) }
         let payload = b.dropFirst(headerLength)
         return .tcp(
             TCPSegment(
                 source: Endpoint(address: source, port: b.u16be(0)),
                 destination: Endpoint(address: destination, port: b.u16be(2)),
                 sequence: b.u32be(4), acknowledgment: b.u32be(8), flags: flags, window: b.u16be(14),
-                maximumSegmentSize: mss, payload: payload,
+                maximumSegmentSize: options.mss, windowScale: options.windowScale, payload: payload,
                 missingPayload: claimedLength - headerLength - payload.count))
     }
 
-    private static func maximumSegmentSize(options o: UnsafeRawBufferPointer) -> UInt16 {
+    /// The MSS (0: none) and window scale (-1: none) options of a SYN.
+    private static func synOptions(_ o: UnsafeRawBufferPointer) -> (mss: UInt16, windowScale: Int8) {
+        var found = (mss: UInt16(0), windowScale: Int8(-1))
         var i = 0
         while i < o.count {
             let kind = o.u8(i)
@@ -90,9 +92,10 @@ enum TCPLayer {
             guard i + 1 < o.count else { break }
             let length = Int(o.u8(i + 1))
             guard length >= 2, i + length <= o.count else { break }
-            if kind == 2 && length == 4 { return o.u16be(i + 2) }
+            if kind == 2 && length == 4 { found.mss = o.u16be(i + 2) }
+            if kind == 3 && length == 3 { found.windowScale = Int8(min(o.u8(i + 2), 14)) }  // RFC 7323: at most 14
             i += length
         }
-        return 0
+        return found
     }
 }

@@ -20,6 +20,8 @@ public struct TCPSegment {
     public var window: UInt16
     /// The MSS option, when the segment carries one (SYN and SYN/ACK), else 0.
     public var maximumSegmentSize: UInt16
+    /// The window scale option's shift count (SYN and SYN/ACK), else -1.
+    public var windowScale: Int8
     /// The payload bytes that were captured.
     public var payload: UnsafeRawBufferPointer
     /// Payload bytes the IP header claims but the capture did not keep (snaplen).
@@ -27,7 +29,7 @@ public struct TCPSegment {
 
     public init(
         source: Endpoint, destination: Endpoint, sequence: UInt32, acknowledgment: UInt32 = 0,
-        flags: TCPFlags, window: UInt16 = 65535, maximumSegmentSize: UInt16 = 0,
+        flags: TCPFlags, window: UInt16 = 65535, maximumSegmentSize: UInt16 = 0, windowScale: Int8 = -1,
         payload: UnsafeRawBufferPointer, missingPayload: Int = 0
     ) {
         self.source = source
@@ -37,6 +39,7 @@ public struct TCPSegment {
         self.flags = flags
         self.window = window
         self.maximumSegmentSize = maximumSegmentSize
+        self.windowScale = windowScale
         self.payload = payload
         self.missingPayload = missingPayload
     }

@@ -112,17 +112,15 @@ struct Connection<State> {
         packets += 1
         lastSeen = timestamp
         let direction = direction(from: segment.source)
-        tcp.observe(
+        let traits = tcp.observe(
             segment, from: direction, at: timestamp, context: &context,
             clientToServer: &clientToServer.statistics.tcp, serverToClient: &serverToClient.statistics.tcp)
         let route = HalfStream.Route(connection: info.id, direction: direction)
         switch direction {
         case .clientToServer:
-            let peerMSS = serverToClient.statistics.maximumSegmentSize
-            clientToServer.receive(segment, frame: frame, timestamp: timestamp, route: route, peerMSS: peerMSS, context: &context, sink: &sink, state: &state)
+            clientToServer.receive(segment, frame: frame, timestamp: timestamp, traits: traits, route: route, context: &context, sink: &sink, state: &state)
         case .serverToClient:
-            let peerMSS = clientToServer.statistics.maximumSegmentSize
-            serverToClient.receive(segment, frame: frame, timestamp: timestamp, route: route, peerMSS: peerMSS, context: &context, sink: &sink, state: &state)
+            serverToClient.receive(segment, frame: frame, timestamp: timestamp, traits: traits, route: route, context: &context, sink: &sink, state: &state)
         }
     }
 

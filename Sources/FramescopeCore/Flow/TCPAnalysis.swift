@@ -60,6 +60,8 @@ struct TCPAnalysis {
         var time: Int64
     }
 
+    /// A direction's sender as tshark follows it: plain values, copied freely (the list of
+    /// unacknowledged segments is apart, in `unacked`, so a copy never touches it).
     struct Sender {
         /// tshark's `nextseq` (0: none yet), `lastack` and `window` of the last segment.
         var next: UInt32 = 0
@@ -67,13 +69,27 @@ struct TCPAnalysis {
         var window: UInt16 = 0
         var lastWasKeepAlive = false
         var lastWasZeroWindowProbe = false
-        /// Oldest first; `ordered` while every entry ends at or after the one before, so an ACK
-        /// only drops a prefix.
-        var unacked: [Unacked] = []
+        /// The SYN's MSS (0: none) and window scale (-1: none), and whether a SYN was seen.
+        var mss: UInt16 = 0
+        var scale: Int8 = -1
+        var synSeen = false
+        /// The last window announced, in bytes (scaled); nil while the scale is unknown.
+        var windowBytes: UInt32?
+        /// The longest segment sent that was not over the MSS: a full segment without an MSS.
+        var largest: UInt32 = 0
+    }
+
+    /// A direction's segments not yet acknowledged, oldest first: `entries[head..<tail]` (the
+    /// storage is reused, not emptied, so a connection that keeps a few in flight allocates
+    /// once). `ordered` while every entry ends at or after the one before, so an ACK only drops
+    /// a prefix.
+    struct UnackedList {
+        var entries: [Unacked] = []
         var head = 0
+        var tail = 0
         var ordered = true
 
-        var inFlight: Int { unacked.count - head }
+        var count: Int { tail - head }
     }
 
     /// tshark keeps at most this many unacknowledged segments a direction (a capture of one
@@ -82,33 +98,71 @@ struct TCPAnalysis {
     static let maxUnackedPerDirection = 10_000
 
     var senders = PerDirection { _ in Sender() }
+    var unacked = PerDirection { _ in UnackedList() }
     /// The last SYN without ACK, and the handshake's round trip (tshark's `ts_mru_syn` and
     /// `tcp.analysis.initial_rtt`), nanoseconds; 0 when not seen.
     var synTime: Int64 = 0
     var initialRTT: Int64 = 0
+    /// A pure ACK that acknowledged everything its peer had sent, and only the peer's packets
+    /// since: data the peer sends now was held until that ACK (`SegmentTraits.releasedByAck`).
+    var release: (sender: Direction, time: Int64)?
 
     /// One segment sent in `direction`: each finding goes to the figures of the direction whose
-    /// data it concerns.
+    /// data it concerns. Returns how the segment was sent, for the framing statistics.
     mutating func observe(
         _ segment: TCPSegment, from direction: Direction, at time: Timestamp, context: inout ReassemblyContext,
         clientToServer: inout TCPFigures, serverToClient: inout TCPFigures
-    ) {
-        func update(_ d: Direction, _ body: (inout TCPFigures) -> Void) {
-            if d == .clientToServer { body(&clientToServer) } else { body(&serverToClient) }
-        }
-        let flags = segment.flags, seq = segment.sequence, ack = segment.acknowledgment, window = segment.window
-        let length = UInt32(truncatingIfNeeded: segment.payload.count + segment.missingPayload)
-        let control = flags.contains(.syn) || flags.contains(.fin) || flags.contains(.rst)
-        let peer = direction.reversed
+    ) -> SegmentTraits {
+        let flags = segment.flags
         if flags.contains(.syn) && !flags.contains(.ack) {
             synTime = time.nanoseconds
         } else if flags.contains(.ack) && !flags.contains(.syn) && synTime != 0 && initialRTT == 0 {
             initialRTT = time.nanoseconds - synTime
             if initialRTT > 0 { context.initialRTT.add(initialRTT / 1000) }
         }
+        let released = release.map { $0.sender == direction && time.nanoseconds - $0.time <= 1_000_000 + initialRTT } ?? false
+        // In place, through each side's stored properties (no copy of a sender, no accessor).
+        let (traits, acksAllInFlight) =
+            switch direction {
+            case .clientToServer:
+                Self.observe(
+                    segment, at: time.nanoseconds, released: released, sender: &senders.clientToServer, receiver: &senders.serverToClient,
+                    sent: &unacked.clientToServer, acked: &unacked.serverToClient, figures: &clientToServer, receiverFigures: &serverToClient,
+                    from: direction, context: &context)
+            case .serverToClient:
+                Self.observe(
+                    segment, at: time.nanoseconds, released: released, sender: &senders.serverToClient, receiver: &senders.clientToServer,
+                    sent: &unacked.serverToClient, acked: &unacked.clientToServer, figures: &serverToClient, receiverFigures: &clientToServer,
+                    from: direction, context: &context)
+            }
+        if acksAllInFlight {
+            release = (direction.reversed, time.nanoseconds)
+        } else if release?.sender != direction {
+            release = nil
+        }
+        return traits
+    }
 
-        var fwd = senders[direction]
-        let rev = senders[peer]
+    /// `observe` for a segment of `sender` (whose figures are `figures`) to `receiver`: the
+    /// segment's traits, and whether it is a pure ACK of everything the receiver had in flight.
+    private static func observe(
+        _ segment: TCPSegment, at time: Int64, released: Bool, sender fwd: inout Sender, receiver rev: inout Sender,
+        sent: inout UnackedList, acked: inout UnackedList, figures: inout TCPFigures, receiverFigures: inout TCPFigures,
+        from direction: Direction, context: inout ReassemblyContext
+    ) -> (SegmentTraits, acksAllInFlight: Bool) {
+        let flags = segment.flags, seq = segment.sequence, ack = segment.acknowledgment, window = segment.window
+        let length = UInt32(truncatingIfNeeded: segment.payload.count + segment.missingPayload)
+        let control = flags.contains(.syn) || flags.contains(.fin) || flags.contains(.rst)
+        let peer = direction.reversed
+        let traits = length > 0 ? Self.traits(seq: seq, length: length, sender: fwd, receiver: rev, released: released) : []
+        if !control && length > 0 && !traits.contains(.overMSS) { fwd.largest = max(fwd.largest, length) }
+        if flags.contains(.syn) {
+            fwd.synSeen = true
+            if segment.maximumSegmentSize > 0 { fwd.mss = segment.maximumSegmentSize }
+            fwd.scale = segment.windowScale
+        }
+        let acksAllInFlight = length == 0 && !control && flags.contains(.ack) && fwd.lastAck != 0
+            && Int32(bitPattern: ack &- fwd.lastAck) > 0 && ack == rev.next
         // The checks in tshark's order; a zero-window probe, a keep-alive's ACK and a probe's
         // ACK end them.
         let zeroWindowProbe = length == 1 && seq == fwd.next && rev.window == 0
@@ -116,7 +170,7 @@ struct TCPAnalysis {
         checks: do {
             if zeroWindowProbe { break checks }
             if window == 0 && !control {
-                update(peer) { $0.zeroWindows += 1 }
+                receiverFigures.zeroWindows += 1
                 context.zeroWindows[peer] += 1
             }
             keepAlive = length <= 1 && seq == fwd.next &- 1 && !control
@@ -124,77 +178,129 @@ struct TCPAnalysis {
             if repeatsLast && window != 0 && rev.lastWasKeepAlive { break checks }
             if repeatsLast && window == 0 && rev.lastWasZeroWindowProbe { break checks }
             if repeatsLast && window != 0 {
-                update(peer) { $0.duplicateAcks += 1 }
+                receiverFigures.duplicateAcks += 1
                 context.duplicateAcks[peer] += 1
             }
         }
 
         var next = seq &+ length
         if flags.contains(.syn) || flags.contains(.fin) { next = next &+ 1 }
-        if (length > 0 || flags.contains(.syn) || flags.contains(.fin)) && fwd.inFlight < Self.maxUnackedPerDirection
+        if (length > 0 || flags.contains(.syn) || flags.contains(.fin)) && sent.count < maxUnackedPerDirection
             && context.unackedSegments < context.options.maxUnackedSegments
         {
-            if let last = fwd.unacked.last, fwd.inFlight > 0, Int32(bitPattern: next &- last.next) < 0 { fwd.ordered = false }
-            fwd.unacked.append(Unacked(next: next, time: time.nanoseconds))
+            sent.append(Unacked(next: next, time: time))
             context.unackedSegments += 1
         }
         if (Int32(bitPattern: next &- fwd.next) > 0 || fwd.next == 0) && !zeroWindowProbe { fwd.next = next }
         fwd.window = window
+        fwd.windowBytes = windowBytes(window, syn: flags.contains(.syn), of: fwd, peer: rev)
         fwd.lastAck = ack
         fwd.lastWasKeepAlive = keepAlive
         fwd.lastWasZeroWindowProbe = zeroWindowProbe
-        senders[direction] = fwd
 
-        if let acked = senders[peer].acknowledge(ack, context: &context) {
-            let rtt = time.nanoseconds - acked
-            update(peer) { $0.ackRTT.add(rtt) }
+        if acked.count > 0, let timed = acked.acknowledge(ack, context: &context) {
+            let rtt = time - timed
+            receiverFigures.ackRTT.add(rtt)
             context.ackRTT[peer].add(rtt / 1000)
         }
+        return (traits, acksAllInFlight)
+    }
+
+    /// How a segment of `length` bytes at `seq` was sent, judged from what came before it.
+    private static func traits(seq: UInt32, length: UInt32, sender: Sender, receiver: Sender, released: Bool) -> SegmentTraits {
+        var traits: SegmentTraits = []
+        // Options take up to 40 bytes of a full segment (12 with Linux's timestamps).
+        let mss = UInt32(receiver.mss)
+        if mss > 0 {
+            if length > mss { traits.insert(.overMSS) }
+            if length + 40 >= mss { traits.insert(.fullSized) }
+        } else if length >= 536 && length + 40 >= sender.largest {
+            traits.insert(.fullSized)  // no handshake seen: as long as the longest so far
+        }
+        if let window = receiver.windowBytes, receiver.lastAck &+ window == seq &+ length {
+            traits.insert(.windowLimited)
+        }
+        // Sent in order soon after the receiver's ACK of everything in flight, with nothing from
+        // the receiver between (`released`: within a millisecond and the capture point's
+        // distance from the sender, a round trip at most).
+        if released && seq == sender.next { traits.insert(.releasedByAck) }
+        return traits
+    }
+
+    /// A window field in bytes: scaled by the shift its sender announced when both SYNs carried
+    /// the option (never in a SYN), unscaled when both SYNs came without; nil without the SYNs.
+    private static func windowBytes(_ window: UInt16, syn: Bool, of sender: Sender, peer: Sender) -> UInt32? {
+        if syn { return UInt32(window) }
+        guard sender.synSeen && peer.synSeen else { return nil }
+        let shift = sender.scale >= 0 && peer.scale >= 0 ? UInt32(sender.scale) : 0
+        return UInt32(window) << shift
     }
 
     /// Gives the connection's unacknowledged segments back to the global budget.
     func release(context: inout ReassemblyContext) {
-        context.unackedSegments -= senders.clientToServer.inFlight + senders.serverToClient.inFlight
+        context.unackedSegments -= unacked.clientToServer.count + unacked.serverToClient.count
     }
 }
 
-extension TCPAnalysis.Sender {
+extension TCPAnalysis.UnackedList {
+    mutating func append(_ entry: TCPAnalysis.Unacked) {
+        if tail > head && Int32(bitPattern: entry.next &- entries[tail - 1].next) < 0 { ordered = false }
+        if tail == entries.count {
+            if head >= 64 && head * 2 >= tail { compact() }
+            if tail == entries.count {
+                if entries.capacity == 0 { entries.reserveCapacity(4) }  // one allocation for the usual few in flight
+                entries.append(entry)
+                tail += 1
+                return
+            }
+        }
+        entries[tail] = entry
+        tail += 1
+    }
+
+    /// Moves the live entries to the front.
+    private mutating func compact() {
+        for i in head..<tail { entries[i - head] = entries[i] }
+        tail -= head
+        head = 0
+    }
+
     /// Drops what `ack` acknowledges, as tshark walks its list: every entry ending at or before
     /// `ack` goes, and one ending exactly at it times the round trip (the oldest such entry, the
     /// last tshark's newest-first walk sees). Returns the time of the segment timed, if any.
     mutating func acknowledge(_ ack: UInt32, context: inout ReassemblyContext) -> Int64? {
-        guard inFlight > 0 else { return nil }
+        guard count > 0 else { return nil }
         @inline(__always) func acknowledged(_ entry: TCPAnalysis.Unacked) -> Bool { Int32(bitPattern: entry.next &- ack) <= 0 }
         var timed: Int64?
-        var removed = 0
+        let before = count
         if ordered {
-            while head < unacked.count && acknowledged(unacked[head]) {
-                if unacked[head].next == ack && timed == nil { timed = unacked[head].time }
+            while head < tail && acknowledged(entries[head]) {
+                if entries[head].next == ack && timed == nil { timed = entries[head].time }
                 head += 1
-                removed += 1
             }
         } else {
-            var kept: [TCPAnalysis.Unacked] = []
-            for entry in unacked[head...] {
+            var kept = head
+            for i in head..<tail {
+                let entry = entries[i]
                 if !acknowledged(entry) {
-                    kept.append(entry)
+                    entries[kept] = entry
+                    kept += 1
                     continue
                 }
                 if entry.next == ack && timed == nil { timed = entry.time }
-                removed += 1
             }
-            unacked = kept
-            head = 0
-            ordered = zip(unacked, unacked.dropFirst()).allSatisfy { Int32(bitPattern: $1.next &- $0.next) >= 0 }
-        }
-        context.unackedSegments -= removed
-        if head == unacked.count {
-            unacked.removeAll(keepingCapacity: unacked.capacity <= 64)
-            head = 0
+            tail = kept
             ordered = true
-        } else if head >= 64 && head * 2 >= unacked.count {
-            unacked.removeFirst(head)
+            if tail - head > 1 {
+                for i in (head + 1)..<tail where Int32(bitPattern: entries[i].next &- entries[i - 1].next) < 0 { ordered = false }
+            }
+        }
+        context.unackedSegments -= before - count
+        if head == tail {
             head = 0
+            tail = 0
+            ordered = true
+            if entries.count > 1024 { entries = [] }  // after a burst: give the memory back
         }
         return timed
     }

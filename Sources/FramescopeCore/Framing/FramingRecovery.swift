@@ -4,12 +4,16 @@ struct SegmentMark: Equatable {
     var start: Int64
     var frame: UInt64
     var timestamp: Timestamp
+    /// How it was sent: what a split or a merge in it is attributed to.
+    var traits: SegmentTraits = []
+    /// Which piece of its frame, when `--mss` re-cuts a segment longer than the wire's.
+    var piece: UInt32 = 0
 
     static let none = SegmentMark(start: 0, frame: 0, timestamp: .zero)
 
     /// The same segment: one frame carries one segment, whether its bytes come in one piece, in
     /// parts (reassembly may hand a segment over in several), or replayed after a search.
-    func isSame(as other: SegmentMark) -> Bool { frame == other.frame }
+    func isSame(as other: SegmentMark) -> Bool { frame == other.frame && piece == other.piece }
 }
 
 /// Bytes held in all recovery windows together, and the most allowed: past it a direction that

@@ -13,6 +13,7 @@ struct HalfStream {
         var timestamp: Timestamp
         /// Bytes right after `bytes` that the snaplen cut off.
         var missingTail: Int
+        var traits: SegmentTraits
 
         var end: Int64 { offset + Int64(bytes.count) }
         /// One past the last byte covered, captured or cut off.
@@ -49,7 +50,7 @@ struct HalfStream {
     // MARK: Receiving segments
 
     mutating func receive<Sink: StreamSink>(
-        _ segment: TCPSegment, frame: UInt64, timestamp: Timestamp, route: Route, peerMSS: Int,
+        _ segment: TCPSegment, frame: UInt64, timestamp: Timestamp, traits: SegmentTraits, route: Route,
         context: inout ReassemblyContext, sink: inout Sink, state: inout Sink.ConnectionState
     ) {
         statistics.packets += 1
@@ -86,10 +87,10 @@ struct HalfStream {
         if length > 0 {
             statistics.payloadPackets += 1
             statistics.wireBytes += Int64(length)
-            if peerMSS > 0 && length > peerMSS { statistics.segmentsOverMSS += 1 }
+            if traits.contains(.overMSS) { statistics.segmentsOverMSS += 1 }
             receivePayload(
                 segment.payload, missingTail: segment.missingPayload, at: offset(of: sequence),
-                frame: frame, timestamp: timestamp, flags: flags, route: route, context: &context, sink: &sink, state: &state)
+                frame: frame, timestamp: timestamp, flags: flags, traits: traits, route: route, context: &context, sink: &sink, state: &state)
         }
         if flags.contains(.fin) {
             statistics.finSeen = true
@@ -105,8 +106,10 @@ struct HalfStream {
 
     private mutating func receivePayload<Sink: StreamSink>(
         _ payload: UnsafeRawBufferPointer, missingTail: Int, at start: Int64, frame: UInt64,
-        timestamp: Timestamp, flags: TCPFlags, route: Route, context: inout ReassemblyContext, sink: inout Sink, state: inout Sink.ConnectionState
+        timestamp: Timestamp, flags: TCPFlags, traits: SegmentTraits, route: Route, context: inout ReassemblyContext, sink: inout Sink,
+        state: inout Sink.ConnectionState
     ) {
+        var traits = traits
         let end = start + Int64(payload.count + missingTail)
         if end <= frontier {
             if payload.count <= 1 && end == frontier && !flags.contains(.syn) && !flags.contains(.fin) {
@@ -120,13 +123,16 @@ struct HalfStream {
             return
         }
         if start > frontier {
-            let added = buffer(payload, missingTail: missingTail, at: start, frame: frame, timestamp: timestamp, route: route, sink: &sink, state: &state, context: &context)
+            let added = buffer(
+                payload, missingTail: missingTail, at: start, frame: frame, timestamp: timestamp, traits: traits, route: route, sink: &sink, state: &state,
+                context: &context)
             if added { statistics.outOfOrder += 1 } else { statistics.retransmissions += 1; context.retransmissions[route.direction] += 1 }
             enforceLimits(route: route, context: &context, sink: &sink, state: &state)
             return
         }
         var fresh = payload
         if start < frontier {
+            traits.insert(.retransmitted)
             statistics.retransmissions += 1
             context.retransmissions[route.direction] += 1
             let overlap = Int(frontier - start)
@@ -134,7 +140,7 @@ struct HalfStream {
             fresh = payload.dropFirst(overlap)
         }
         let tail = Int(end - frontier) - fresh.count
-        deliver(fresh, missingTail: tail, frame: frame, timestamp: timestamp, route: route, context: &context, sink: &sink, state: &state)
+        deliver(fresh, missingTail: tail, frame: frame, timestamp: timestamp, traits: traits, route: route, context: &context, sink: &sink, state: &state)
         drain(route: route, context: &context, sink: &sink, state: &state)
     }
 
@@ -142,7 +148,7 @@ struct HalfStream {
 
     /// Hands in-order bytes at `frontier` to the sink and moves the frontier past them.
     private mutating func deliver<Sink: StreamSink>(
-        _ bytes: UnsafeRawBufferPointer, missingTail: Int, frame: UInt64, timestamp: Timestamp,
+        _ bytes: UnsafeRawBufferPointer, missingTail: Int, frame: UInt64, timestamp: Timestamp, traits: SegmentTraits,
         route: Route, context: inout ReassemblyContext, sink: inout Sink, state: inout Sink.ConnectionState
     ) {
         if !bytes.isEmpty {
@@ -152,7 +158,8 @@ struct HalfStream {
             sink.data(
                 StreamChunk(
                     connection: route.connection, direction: route.direction, offset: frontier,
-                    capturedOffset: captured, bytes: bytes, frame: frame, timestamp: timestamp, midStream: statistics.startedMidStream),
+                    capturedOffset: captured, bytes: bytes, frame: frame, timestamp: timestamp, midStream: statistics.startedMidStream,
+                    traits: traits),
                 state: &state)
             rememberForConflicts(bytes, context: &context)
             frontier += Int64(bytes.count)
@@ -178,7 +185,8 @@ struct HalfStream {
                 deliver(
                     bytes.dropFirst(overlap),
                     missingTail: segment.missingTail - max(0, Int(frontier - segment.end)),
-                    frame: segment.frame, timestamp: segment.timestamp, route: route, context: &context, sink: &sink, state: &state)
+                    frame: segment.frame, timestamp: segment.timestamp, traits: segment.traits, route: route, context: &context, sink: &sink,
+                    state: &state)
             }
         }
         compactPending()

@@ -15,6 +15,24 @@ public enum Direction: Int, CaseIterable, Sendable, CustomStringConvertible {
     public var description: String { self == .clientToServer ? "client-to-server" : "server-to-client" }
 }
 
+/// How the segment that carried some bytes was sent, as far as the capture tells: what the
+/// framing statistics attribute a split message or a glued segment to.
+public struct SegmentTraits: OptionSet, Sendable, Hashable {
+    public var rawValue: UInt8
+    public init(rawValue: UInt8) { self.rawValue = rawValue }
+    /// Longer than the MSS the receiver announced: TSO/GSO or GRO/LRO at the capture host.
+    public static let overMSS = SegmentTraits(rawValue: 1 << 0)
+    /// As long as a segment can be (the MSS, less room for options): the sender had more.
+    public static let fullSized = SegmentTraits(rawValue: 1 << 1)
+    /// Ends exactly at the right edge of the receiver's advertised window.
+    public static let windowLimited = SegmentTraits(rawValue: 1 << 2)
+    /// Sent, with nothing else in flight, right after the receiver's ACK of everything before
+    /// it: data held while earlier data was unacknowledged (Nagle, or the congestion window).
+    public static let releasedByAck = SegmentTraits(rawValue: 1 << 3)
+    /// Carries bytes already sent: a retransmission that also brought new ones.
+    public static let retransmitted = SegmentTraits(rawValue: 1 << 4)
+}
+
 /// Reassembled bytes, in order, with the provenance of the segment that carried them.
 /// `bytes` is borrowed: valid only during the `StreamSink.data` call.
 public struct StreamChunk {
@@ -30,10 +48,12 @@ public struct StreamChunk {
     public var timestamp: Timestamp
     /// The direction began without a SYN: its first byte may be inside a message.
     public var midStream: Bool
+    /// How the segment was sent.
+    public var traits: SegmentTraits
 
     public init(
         connection: ConnectionID, direction: Direction, offset: Int64, capturedOffset: Int64, bytes: UnsafeRawBufferPointer,
-        frame: UInt64, timestamp: Timestamp, midStream: Bool = false
+        frame: UInt64, timestamp: Timestamp, midStream: Bool = false, traits: SegmentTraits = []
     ) {
         self.connection = connection
         self.direction = direction
@@ -43,6 +63,7 @@ public struct StreamChunk {
         self.frame = frame
         self.timestamp = timestamp
         self.midStream = midStream
+        self.traits = traits
     }
 }
 

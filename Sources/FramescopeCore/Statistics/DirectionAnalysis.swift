@@ -27,6 +27,7 @@ public struct DirectionAnalysis: Sendable, Equatable {
     public var protobufChecked = 0
     var countedValues = ValueCounts()
     private var anomalies = OutOfLine<Anomalies>()
+    private var causes = OutOfLine<SplitCauses>()
 
     struct Anomalies: Sendable, Equatable, Blank {
         var malformed = 0
@@ -42,6 +43,7 @@ public struct DirectionAnalysis: Sendable, Equatable {
         var resyncs = 0
         var stopped = false
         var segmentsOverMSS = 0
+        var recutSegments = 0
         var protobufInvalid = 0
         var protobufInvalidByReason = ReasonCounts<ProtobufFailure>()
 
@@ -58,6 +60,7 @@ public struct DirectionAnalysis: Sendable, Equatable {
             preambleBytes += o.preambleBytes
             resyncs += o.resyncs
             segmentsOverMSS += o.segmentsOverMSS
+            recutSegments += o.recutSegments
             protobufInvalid += o.protobufInvalid
             protobufInvalidByReason.merge(o.protobufInvalidByReason)
         }
@@ -141,6 +144,12 @@ public struct DirectionAnalysis: Sendable, Equatable {
         set { if anomalies.isAllocated || newValue != 0 { anomalies.value.segmentsOverMSS = newValue } }
         _modify { yield &anomalies.value.segmentsOverMSS }
     }
+    /// Segments `--mss` added by cutting longer ones in pieces (the wire's count less the capture's).
+    public var recutSegments: Int {
+        get { anomalies.stored?.value.recutSegments ?? 0 }
+        set { if anomalies.isAllocated || newValue != 0 { anomalies.value.recutSegments = newValue } }
+        _modify { yield &anomalies.value.recutSegments }
+    }
     /// Bodies that did not parse as protobuf, and by reason; zero when no check applied.
     public var protobufInvalid: Int {
         get { anomalies.stored?.value.protobufInvalid ?? 0 }
@@ -150,6 +159,16 @@ public struct DirectionAnalysis: Sendable, Equatable {
     public var protobufInvalidByReason: ReasonCounts<ProtobufFailure> {
         get { anomalies.stored?.value.protobufInvalidByReason ?? ReasonCounts() }
         _modify { yield &anomalies.value.protobufInvalidByReason }
+    }
+
+    /// Partial messages and merged segments by cause (`SplitCause`).
+    public var partialCauses: CauseCounts {
+        get { causes.stored?.value.partial ?? CauseCounts() }
+        _modify { yield &causes.value.partial }
+    }
+    public var mergedCauses: CauseCounts {
+        get { causes.stored?.value.merged ?? CauseCounts() }
+        _modify { yield &causes.value.merged }
     }
 
     /// Messages by type value, when the dissector reads a type.
@@ -175,5 +194,9 @@ public struct DirectionAnalysis: Sendable, Equatable {
         naiveReaderLoss += o.naiveReaderLoss
         assemblyLatencyMicroseconds.merge(o.assemblyLatencyMicroseconds)
         if o.anomalies.isAllocated { anomalies.value.merge(o.anomalies.value) }
+        if let other = o.causes.stored?.value {
+            causes.value.partial.merge(other.partial)
+            causes.value.merged.merge(other.merged)
+        }
     }
 }

@@ -12,9 +12,9 @@ struct SegmentLedger {
     private var touches = 0
     /// Earlier segments the message in progress spans, with their touches so far.
     private var spanned: [(touches: Int, segment: SegmentMark)] = []
-    /// The last merged segment settled and the messages it carried, until the analyzer takes it
-    /// as an example (nil most of the time: settling is where merges are known).
-    typealias Merged = (segment: SegmentMark, messages: Int)
+    /// The last merged segment settled, the messages it carried and why, until the analyzer takes
+    /// it as an example (nil most of the time: settling is where merges are known).
+    typealias Merged = (segment: SegmentMark, messages: Int, cause: SplitCause)
     /// Segments the message in progress spans so far.
     private(set) var messageSegments = 0
     private var messageStartsSegment = false
@@ -52,16 +52,24 @@ struct SegmentLedger {
         settle(touched: false, figures: &figures, merged: &merged)
     }
 
-    /// The message in progress completed in the current segment.
-    mutating func countMessage(figures f: inout DirectionAnalysis, merged: inout Merged?) {
-        settle(touched: true, figures: &f, merged: &merged)
-        f.segmentsPerMessage.add(messageSegments)
+    /// The message in progress completed in the current segment; returns why it was split, if
+    /// it was.
+    @discardableResult
+    mutating func countMessage(figures f: inout DirectionAnalysis, merged: inout Merged?) -> SplitCause? {
+        var cause: SplitCause?
         if messageSegments >= 2 {
+            var before: SegmentTraits = []
+            for s in spanned { before.formUnion(s.segment.traits) }
+            cause = SplitCause.partial(before: before, last: segment.traits)
             f.partialMessages += 1
+            f.partialCauses[cause!] += 1
             f.timeline.add(.partial, at: segment.timestamp)
         }
+        settle(touched: true, figures: &f, merged: &merged)
+        f.segmentsPerMessage.add(messageSegments)
         // Safe only when it starts a segment and ends in it: the first message of a read.
         if !(messageStartsSegment && messageSegments == 1) { f.naiveReaderLoss += 1 }
+        return cause
     }
 
     /// Settles everything still open (at the end of the direction).
@@ -80,9 +88,11 @@ struct SegmentLedger {
     private func record(touches: Int, in segment: SegmentMark, figures f: inout DirectionAnalysis, merged: inout Merged?) {
         if touches > 0 { f.messagesPerSegment.add(touches) }
         if touches >= 2 {
+            let cause = SplitCause.merged(segment.traits)
             f.mergedSegments += 1
+            f.mergedCauses[cause] += 1
             f.timeline.add(.merged, at: segment.timestamp)
-            merged = (segment, touches)
+            merged = (segment, touches, cause)
         }
     }
 }

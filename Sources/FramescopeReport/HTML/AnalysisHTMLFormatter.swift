@@ -1,3 +1,5 @@
+import FramescopeCore
+
 /// `analyze --format html`: one self-contained page to attach to a bug report — the verdict,
 /// charts (inline SVG), the worst connections and the evidence with hex and Wireshark filters.
 /// No network, and the page reads fine without its small script (copy buttons, sorting).
@@ -93,6 +95,20 @@ public enum AnalysisHTMLFormatter {
                 out += "<td data-json=\"totals.\(d.key).\(key)\" data-value=\"\(number(v))\">\(grouped(v))</td>"
             }
             out += "</tr>\n"
+        }
+        // Why: partial messages and merged segments by cause, where any counted.
+        let causes: [(String, String, KeyPath<AnalysisReport.Figures, [String: Int]>, SplitExample.Kind)] = [
+            ("partial", "partialCauses", \.partialCauses, .partial), ("merged", "mergedCauses", \.mergedCauses, .merged),
+        ]
+        for (kind, key, counts, k) in causes {
+            for cause in SplitCause.allCases where directions.contains(where: { r.totals[keyPath: $0.keyPath][keyPath: counts][cause.description] != nil }) {
+                out += "<tr><th title=\"\(escapeHTML(cause.explanation(k)))\">· \(kind): \(cause)</th>"
+                for d in directions {
+                    let n = r.totals[keyPath: d.keyPath][keyPath: counts][cause.description] ?? 0
+                    out += n == 0 ? "<td>0</td>" : "<td data-json=\"totals.\(d.key).\(key).\(cause)\" data-value=\"\(n)\">\(grouped(n))</td>"
+                }
+                out += "</tr>\n"
+            }
         }
         return out + "</tbody></table>\n"
     }

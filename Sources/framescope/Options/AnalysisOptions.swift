@@ -46,8 +46,20 @@ struct AnalysisOptions: ParsableArguments {
             valueName: "bits"))
     var minEvidence = RecoveryBudget.defaultThreshold
 
+    @Option(
+        name: .customLong("mss"),
+        help: ArgumentHelp(
+            "Re-cut segments longer than this many bytes as the wire carried them, before framing.",
+            discussion: """
+                For captures taken with segmentation offload (TSO/GSO, GRO/LRO) on: the capture point saw super-segments \
+                the wire never carried, so partial and merged counts describe the capturing host. Give the payload the \
+                wire carries per segment (the MSS less the options, e.g. 1448 for a 1460 MSS with timestamps).
+                """, valueName: "bytes"))
+    var recutMSS: Int?
+
     func validate() throws {
         if top < 0 { throw ValidationError("--top must be 0 or more") }
+        if let recutMSS, !(recutMSS >= 64 && recutMSS <= 65535) { throw ValidationError("--mss must be 64…65535 bytes") }
         if !(minEvidence >= 1 && minEvidence <= 1000) { throw ValidationError("--min-evidence must be 1…1000 bits") }
     }
 }

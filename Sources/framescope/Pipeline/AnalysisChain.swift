@@ -24,7 +24,7 @@ struct AnalysisChain {
         let check = try options.protobuf.check(for: choice)
         var analyzer = Analyzer(
             choice: choice, protobuf: check, maxRecoveryBytes: options.maxResyncMemory.bytes, midStream: options.midStream,
-            evidenceBits: options.minEvidence)
+            evidenceBits: options.minEvidence, recutMSS: options.recutMSS ?? 0)
         analyzer.maxRetainedConnections = 0
         connectionLines = try options.connectionsNdjson.map(createFile)
         let top = format == .json && options.connections != .worst ? 0 : options.top

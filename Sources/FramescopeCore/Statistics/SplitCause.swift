@@ -1,0 +1,87 @@
+/// Why a message arrived in pieces (partial) or a segment carried several messages (merged),
+/// judged from how its segments were sent (`SegmentTraits`). One cause each, the first that
+/// applies in this order.
+public enum SplitCause: Int, CaseIterable, Sendable, CustomStringConvertible {
+    /// Segments longer than the MSS: TSO/GSO on the sending host or GRO/LRO on the receiving
+    /// one cut them, at the capture point, not the wire.
+    case offload
+    /// A full segment: the message was longer than the MSS, or the sender had queued more than
+    /// one segment's worth (it was ahead of the network).
+    case mss
+    /// The segment ended at the edge of the receiver's advertised window.
+    case window
+    /// A retransmission repacketized bytes of several original segments.
+    case retransmission
+    /// Merged only: small writes held while earlier data was unacknowledged, sent together on
+    /// the ACK (Nagle's algorithm, with the receiver's delayed ACK).
+    case nagle
+    /// Nothing in TCP forced it: the application wrote the message in several `send()`s, or
+    /// several messages in one.
+    case writes
+
+    public var description: String {
+        switch self {
+        case .offload: "offload"
+        case .mss: "mss"
+        case .window: "window"
+        case .retransmission: "retransmission"
+        case .nagle: "nagle"
+        case .writes: "writes"
+        }
+    }
+
+    /// Why a message was split: `before` holds the traits of the segments before its boundaries
+    /// (together), `last` those of its last segment. An offloaded segment anywhere decides.
+    static func partial(before: SegmentTraits, last: SegmentTraits) -> SplitCause {
+        let all = before.union(last)
+        if all.contains(.overMSS) { return .offload }
+        if before.contains(.fullSized) { return .mss }
+        if before.contains(.windowLimited) { return .window }
+        if all.contains(.retransmitted) { return .retransmission }
+        return .writes
+    }
+
+    /// Why one segment carried bytes of several messages.
+    static func merged(_ segment: SegmentTraits) -> SplitCause {
+        if segment.contains(.overMSS) { return .offload }
+        if segment.contains(.retransmitted) { return .retransmission }
+        if segment.contains(.fullSized) { return .mss }
+        if segment.contains(.windowLimited) { return .window }
+        if segment.contains(.releasedByAck) { return .nagle }
+        return .writes
+    }
+}
+
+/// Partial messages or merged segments counted by cause.
+public struct CauseCounts: Sendable, Equatable {
+    private var counts = [0, 0, 0, 0, 0, 0]
+
+    public init() {}
+
+    public subscript(cause: SplitCause) -> Int {
+        get { counts[cause.rawValue] }
+        set { counts[cause.rawValue] = newValue }
+    }
+
+    public var total: Int { counts.reduce(0, +) }
+
+    /// The causes that counted anything, most first (ties in declaration order).
+    public var ranked: [(cause: SplitCause, count: Int)] {
+        SplitCause.allCases.map { ($0, self[$0]) }.filter { $0.1 > 0 }.sorted { $0.1 > $1.1 || ($0.1 == $1.1 && $0.0.rawValue < $1.0.rawValue) }
+    }
+
+    /// By name, the causes that counted.
+    public var dictionary: [String: Int] {
+        Dictionary(uniqueKeysWithValues: ranked.map { ($0.cause.description, $0.count) })
+    }
+
+    public mutating func merge(_ other: CauseCounts) {
+        for i in counts.indices { counts[i] += other.counts[i] }
+    }
+}
+
+/// Both counts of a direction, kept out of line: allocated at its first partial or merged.
+struct SplitCauses: Sendable, Equatable, Blank {
+    var partial = CauseCounts()
+    var merged = CauseCounts()
+}
