@@ -37,8 +37,10 @@ public enum AnalysisMarkdownFormatter {
             let tcpRows: [(String, (AnalysisReport.TCPDirection) -> String)] = [
                 ("data to its ACK p50 / p99", { $0.ackRTTSamples == 0 ? "-" : "\(duration($0.ackRTT.p50)) / \(duration($0.ackRTT.p99))" }),
                 ("retransmissions", { "\($0.retransmissions)" }),
+                ("out of order", { "\($0.outOfOrder)" }),
                 ("duplicate ACKs from the receiver", { "\($0.duplicateAcks)" }),
                 ("zero windows from the receiver", { "\($0.zeroWindows)" }),
+                ("segments that filled the receiver's window", { "\($0.windowFull)" }),
             ]
             for (name, value) in tcpRows { out += "| \(name) | \(value(tcp.clientToServer)) | \(value(tcp.serverToClient)) |\n" }
         }

@@ -10,6 +10,8 @@ extension AnalysisReport {
         public var handshakes: Int
         public var clientToServer: TCPDirection
         public var serverToClient: TCPDirection
+        /// Stream bytes the capture missed, in both directions (gaps).
+        public var gapBytes: Int64
 
         public init(_ context: ReassemblyContext) {
             initialRTT = Distribution(microseconds: context.initialRTT)
@@ -17,10 +19,12 @@ extension AnalysisReport {
             func direction(_ d: Direction) -> TCPDirection {
                 TCPDirection(
                     ackRTT: Distribution(microseconds: context.ackRTT[d]), ackRTTSamples: context.ackRTT[d].count,
-                    retransmissions: context.retransmissions[d], duplicateAcks: context.duplicateAcks[d], zeroWindows: context.zeroWindows[d])
+                    retransmissions: context.retransmissions[d], duplicateAcks: context.duplicateAcks[d], zeroWindows: context.zeroWindows[d],
+                    windowFull: context.windowFull[d], outOfOrder: context.outOfOrder[d])
             }
             clientToServer = direction(.clientToServer)
             serverToClient = direction(.serverToClient)
+            gapBytes = context.gapBytes.clientToServer + context.gapBytes.serverToClient
         }
 
         /// Nothing was sent twice, no receiver asked again: every byte crossed the wire once.
@@ -40,6 +44,10 @@ extension AnalysisReport {
         /// The receiver's repeated ACKs, and the times it announced a zero window.
         public var duplicateAcks: Int
         public var zeroWindows: Int
+        /// Segments that filled the receiver's window to its edge.
+        public var windowFull: Int
+        /// Segments that arrived ahead of a hole (reordered, or after a loss) and were held.
+        public var outOfOrder: Int
     }
 }
 
@@ -48,6 +56,7 @@ extension AnalysisReport.TCPContext {
         w.object { w in
             w.key("clientToServer")
             clientToServer.write(to: &w)
+            w.field("gapBytes", gapBytes)
             w.field("handshakes", handshakes)
             w.key("initialRTT")
             initialRTT.write(to: &w)
@@ -61,7 +70,11 @@ extension AnalysisReport.TCPContext {
     func textLines(naiveLossPercent: Double, directions: [(label: String, from: String, to: String)]) -> [String] {
         var lines: [String] = []
         var head = "TCP: "
-        if nothingLostOnTheWire {
+        if nothingLostOnTheWire && gapBytes > 0 {
+            // The endpoints had every byte (no sender repeated one), the capture did not.
+            head += "no segment was sent twice, but the capture missed \(counted(gapBytes, "byte")) the endpoints received "
+                + "(it dropped packets, or started or ended mid-connection): messages near those gaps are not counted whole"
+        } else if nothingLostOnTheWire {
             head += "no byte was lost on the wire"
             if naiveLossPercent > 0 {
                 head += ": a receiver that reads one message per read() loses \(percentText(naiveLossPercent)) of them"
@@ -80,8 +93,10 @@ extension AnalysisReport.TCPContext {
                 parts.append("data to its ACK \(duration(d.ackRTT.p50)) median, p99 \(duration(d.ackRTT.p99)), max \(duration(d.ackRTT.max))")
             }
             parts.append(counted(d.retransmissions, "retransmission"))
+            if d.outOfOrder > 0 { parts.append("\(d.outOfOrder) out of order") }
             parts.append("\(counted(d.duplicateAcks, "duplicate ACK")) from the \(to)")
             if d.zeroWindows > 0 { parts.append("the \(to) announced a zero window \(counted(d.zeroWindows, "time"))") }
+            if d.windowFull > 0 { parts.append("\(counted(d.windowFull, "segment")) filled the \(to)'s window") }
             lines.append("  \(label): " + parts.joined(separator: ", "))
         }
         return lines
@@ -95,7 +110,9 @@ extension AnalysisReport.TCPDirection {
             ackRTT.write(to: &w)
             w.field("ackRTTSamples", ackRTTSamples)
             w.field("duplicateAcks", duplicateAcks)
+            w.field("outOfOrder", outOfOrder)
             w.field("retransmissions", retransmissions)
+            w.field("windowFull", windowFull)
             w.field("zeroWindows", zeroWindows)
         }
     }
@@ -105,7 +122,7 @@ extension ConnectionAnalysis {
     /// A direction's TCP figures in its JSON line, left out when there are none.
     func writeTCP(_ d: Direction, to w: inout JSONWriter) {
         let stats = summary[d], tcp = stats.tcp
-        guard tcp.ackRTT.count > 0 || tcp.duplicateAcks > 0 || tcp.zeroWindows > 0 || stats.retransmissions > 0 else { return }
+        guard tcp.ackRTT.count > 0 || tcp.duplicateAcks > 0 || tcp.zeroWindows > 0 || tcp.windowFull > 0 || stats.retransmissions > 0 else { return }
         w.key("tcp")
         w.object { w in
             if tcp.ackRTT.count > 0 {
@@ -119,6 +136,7 @@ extension ConnectionAnalysis {
             }
             if tcp.duplicateAcks > 0 { w.field("duplicateAcks", tcp.duplicateAcks) }
             if stats.retransmissions > 0 { w.field("retransmissions", stats.retransmissions) }
+            if tcp.windowFull > 0 { w.field("windowFull", tcp.windowFull) }
             if tcp.zeroWindows > 0 { w.field("zeroWindows", tcp.zeroWindows) }
         }
     }

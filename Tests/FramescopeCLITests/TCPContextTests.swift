@@ -13,12 +13,13 @@ import Testing
     struct Truth {
         var duplicateAcks = 0
         var zeroWindows = 0
+        var windowFull = 0
         var rtts: [Double] = []
     }
 
     /// tshark's findings by (stream, the sending port, the receiving port), and each stream's handshake round trip.
     func tshark(_ capture: String) throws -> (segments: [String: Truth], initialRTT: [Int: Double]) {
-        let fields = ["tcp.stream", "tcp.srcport", "tcp.dstport", "tcp.analysis.ack_rtt", "tcp.analysis.duplicate_ack", "tcp.analysis.zero_window", "tcp.analysis.initial_rtt"]
+        let fields = ["tcp.stream", "tcp.srcport", "tcp.dstport", "tcp.analysis.ack_rtt", "tcp.analysis.duplicate_ack", "tcp.analysis.zero_window", "tcp.analysis.initial_rtt", "tcp.analysis.window_full"]
         let result = try cli.run(
             ["-r", capture, "-Y", "tcp", "-T", "fields", "-E", "separator=|", "-E", "occurrence=f"] + fields.flatMap { ["-e", $0] },
             executable: try #require(ExportCLITests.tshark))
@@ -31,6 +32,7 @@ import Testing
             if !f[4].isEmpty { segments[key, default: Truth()].duplicateAcks += 1 }
             if !f[5].isEmpty { segments[key, default: Truth()].zeroWindows += 1 }
             if let rtt = Double(f[6]), initialRTT[stream] == nil { initialRTT[stream] = rtt }
+            if !f[7].isEmpty { segments[key, default: Truth()].windowFull += 1 }
         }
         return (segments, initialRTT)
     }
@@ -42,14 +44,16 @@ import Testing
     static var captures: [String] {
         let samples = (try? FileManager.default.contentsOfDirectory(atPath: CLITests.root.appendingPathComponent("samples").path)) ?? []
         let corpus = (try? FileManager.default.contentsOfDirectory(atPath: ExportCLITests.corpus)) ?? []
+        let causes = (try? FileManager.default.contentsOfDirectory(atPath: CauseAttributionTests.folder.path)) ?? []
         return samples.filter { $0.hasSuffix(".pcap") }.sorted().map { CLITests.root.appendingPathComponent("samples/" + $0).path }
-            + [zeroWindow] + corpus.sorted().map { ExportCLITests.corpus + "/" + $0 }
+            + [zeroWindow] + causes.filter { $0.hasSuffix(".pcap") }.sorted().map { CauseAttributionTests.folder.appendingPathComponent($0).path }
+            + corpus.sorted().map { ExportCLITests.corpus + "/" + $0 }
     }
 
     @Test func roundTripsDuplicateAcksAndZeroWindowsAreTsharks() throws {
         guard ExportCLITests.tshark != nil else { return oracleMissing("TCP context against tshark: no tshark") }
         if !FileManager.default.fileExists(atPath: ExportCLITests.corpus) { oracleMissing("TCP context on the corpus: no ../shared/corpus") }
-        var compared = 0, timed = 0, duplicates = 0, zeroWindows = 0, handshakes = 0
+        var compared = 0, timed = 0, duplicates = 0, zeroWindows = 0, windowFull = 0, handshakes = 0
         for capture in Self.captures {
             let result = try cli.run(["analyze", capture, "--dissector", "varint", "--format", "json", "--quiet"])
             let report = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any], "\(capture)")
@@ -66,10 +70,13 @@ import Testing
                     guard port(from) != port(to) else { continue }  // tshark's fields could not tell the directions apart
                     // What the receiver sent concerns this direction's data.
                     let theirs = truth.segments["\(id) \(port(to))>\(port(from))"] ?? Truth()
+                    // …and what the sender did, its segments that filled the receiver's window.
+                    let sent = truth.segments["\(id) \(port(from))>\(port(to))"] ?? Truth()
                     let tcp = d["tcp"] as? [String: Any] ?? [:]
                     let where_ = "\(name) #\(id) \(from) → \(to)"
                     #expect(tcp["duplicateAcks"] as? Int ?? 0 == theirs.duplicateAcks, "\(where_): duplicate ACKs")
                     #expect(tcp["zeroWindows"] as? Int ?? 0 == theirs.zeroWindows, "\(where_): zero windows")
+                    #expect(tcp["windowFull"] as? Int ?? 0 == sent.windowFull, "\(where_): window full")
                     let rtt = tcp["ackRTT"] as? [String: Any] ?? [:]
                     let count = rtt["count"] as? Int ?? 0
                     #expect(count >= theirs.rtts.count, "\(where_): round trips")
@@ -79,12 +86,13 @@ import Testing
                     timed += theirs.rtts.count
                     duplicates += theirs.duplicateAcks
                     zeroWindows += theirs.zeroWindows
+                    windowFull += sent.windowFull
                 }
             }
         }
-        print("TCP context against tshark: \(compared) directions, \(timed) round trips, \(duplicates) duplicate ACKs, \(zeroWindows) zero windows, \(handshakes) handshakes")
+        print("TCP context against tshark: \(compared) directions, \(timed) round trips, \(duplicates) duplicate ACKs, \(zeroWindows) zero windows, \(windowFull) window full, \(handshakes) handshakes")
         // The comparison must have had something to compare.
-        #expect(timed > 0 && handshakes > 0 && zeroWindows >= 2)
+        #expect(timed > 0 && handshakes > 0 && zeroWindows >= 2 && windowFull > 0)
         if FileManager.default.fileExists(atPath: ExportCLITests.corpus) { #expect(duplicates > 0) }
     }
 
@@ -99,5 +107,17 @@ import Testing
         #expect(tcp["handshakes"] as? Int == 1)
         let down = try #require(tcp["serverToClient"] as? [String: Any])
         #expect(down["retransmissions"] as? Int == 0 && down["duplicateAcks"] as? Int == 0 && (down["ackRTTSamples"] as? Int ?? 0) > 0)
+        #expect(tcp["gapBytes"] as? Int == 0)
+    }
+
+    /// A capture that missed packets the endpoints received (no sender repeated a byte) must not
+    /// be told "no byte was lost": the capture lost them, and says how many.
+    @Test func aLossyCaptureIsNotCalledClean() throws {
+        let capture = ExportCLITests.corpus + "/openflow13-lossy.pcapng"
+        guard FileManager.default.fileExists(atPath: capture) else { return oracleMissing("a lossy capture: no ../shared/corpus") }
+        let text = try cli.run(["analyze", capture, "--dissector", "length:offset=2,width=2"]).stdout
+        #expect(!text.contains("no byte was lost"))
+        #expect(text.contains("TCP: no segment was sent twice, but the capture missed 13164 bytes the endpoints received"))
+        #expect(text.contains("11 out of order"))
     }
 }

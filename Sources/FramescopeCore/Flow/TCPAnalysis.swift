@@ -12,6 +12,10 @@ public struct TCPFigures: Sendable, Equatable {
     /// Segments in which the receiver announced a window of zero (`tcp.analysis.zero_window`):
     /// its application stopped reading.
     public var zeroWindows = 0
+    /// Segments of this direction that filled the receiver's advertised window to its edge
+    /// (`tcp.analysis.window_full`; needs the window scale, so both SYNs): the receiver is the
+    /// bottleneck.
+    public var windowFull = 0
 
     public init() {}
 
@@ -19,6 +23,7 @@ public struct TCPFigures: Sendable, Equatable {
         ackRTT.merge(other.ackRTT)
         duplicateAcks += other.duplicateAcks
         zeroWindows += other.zeroWindows
+        windowFull += other.windowFull
     }
 }
 
@@ -169,6 +174,10 @@ struct TCPAnalysis {
         var keepAlive = false
         checks: do {
             if zeroWindowProbe { break checks }
+            if traits.contains(.windowLimited) && !control {
+                figures.windowFull += 1
+                context.windowFull[direction] += 1
+            }
             if window == 0 && !control {
                 receiverFigures.zeroWindows += 1
                 context.zeroWindows[peer] += 1

@@ -126,7 +126,10 @@ struct HalfStream {
             let added = buffer(
                 payload, missingTail: missingTail, at: start, frame: frame, timestamp: timestamp, traits: traits, route: route, sink: &sink, state: &state,
                 context: &context)
-            if added { statistics.outOfOrder += 1 } else { statistics.retransmissions += 1; context.retransmissions[route.direction] += 1 }
+            if added {
+                statistics.outOfOrder += 1
+                context.outOfOrder[route.direction] += 1
+            } else { statistics.retransmissions += 1; context.retransmissions[route.direction] += 1 }
             enforceLimits(route: route, context: &context, sink: &sink, state: &state)
             return
         }
@@ -166,7 +169,7 @@ struct HalfStream {
             captured += Int64(bytes.count)
         }
         if missingTail > 0 {
-            skip(Int64(missingTail), reason: .truncatedPayload, route: route, sink: &sink, state: &state)
+            skip(Int64(missingTail), reason: .truncatedPayload, route: route, context: &context, sink: &sink, state: &state)
         }
     }
 
@@ -207,8 +210,11 @@ struct HalfStream {
     }
 
     /// Skips `length` missing bytes at the frontier and reports them as a gap.
-    mutating func skip<Sink: StreamSink>(_ length: Int64, reason: GapReason, route: Route, sink: inout Sink, state: inout Sink.ConnectionState) {
+    mutating func skip<Sink: StreamSink>(
+        _ length: Int64, reason: GapReason, route: Route, context: inout ReassemblyContext, sink: inout Sink, state: inout Sink.ConnectionState
+    ) {
         guard length > 0 else { return }
+        context.gapBytes[route.direction] += length
         if reason == .bufferLimit {
             if skippedHoles.count == 8 { skippedHoles.removeFirst() }
             skippedHoles.append((frontier, frontier + length))
@@ -229,7 +235,7 @@ struct HalfStream {
     ) {
         guard hasPending else { return }
         if reason == .bufferLimit && pending[head].offset > frontier { context.bufferLimitGaps += 1 }
-        skip(pending[head].offset - frontier, reason: reason, route: route, sink: &sink, state: &state)
+        skip(pending[head].offset - frontier, reason: reason, route: route, context: &context, sink: &sink, state: &state)
         drain(route: route, context: &context, sink: &sink, state: &state)
     }
 

@@ -26,6 +26,11 @@ public struct ReassemblyContext: Sendable {
     public internal(set) var initialRTT = QuantileHistogram(bits: 6)
     public internal(set) var duplicateAcks = PerDirection { _ in 0 }
     public internal(set) var zeroWindows = PerDirection { _ in 0 }
+    public internal(set) var windowFull = PerDirection { _ in 0 }
+    /// Stream bytes the capture does not hold (gaps of every reason), per direction.
+    public internal(set) var gapBytes = PerDirection { _ in Int64(0) }
+    /// Segments that arrived ahead of a hole and were held until it filled (per direction).
+    public internal(set) var outOfOrder = PerDirection { _ in 0 }
     /// Segments whose payload was, wholly or partly, already delivered (`DirectionStatistics`).
     public internal(set) var retransmissions = PerDirection { _ in 0 }
     /// Segments awaiting their ACK now (bounded by `options.maxUnackedSegments`).

@@ -124,8 +124,10 @@ public enum AnalysisHTMLFormatter {
             ("data to its ACK p99 (ms)", "ackRTT.p99", { $0.ackRTT.p99 }, 1000),
             ("round trips measured", "ackRTTSamples", { Double($0.ackRTTSamples) }, 1),
             ("retransmissions", "retransmissions", { Double($0.retransmissions) }, 1),
+            ("out of order", "outOfOrder", { Double($0.outOfOrder) }, 1),
             ("duplicate ACKs from the receiver", "duplicateAcks", { Double($0.duplicateAcks) }, 1),
             ("zero windows from the receiver", "zeroWindows", { Double($0.zeroWindows) }, 1),
+            ("segments that filled the receiver's window", "windowFull", { Double($0.windowFull) }, 1),
         ]
         out += "<table class=\"figures\"><thead><tr><th></th>" + directions.map { "<th>\($0.label)</th>" }.joined() + "</tr></thead><tbody>\n"
         for (label, key, value, scale) in rows {
