@@ -20,7 +20,7 @@ extension AnalysisReport.Connection {
             let analysis = a.directions?[d] ?? DirectionAnalysis()
             let figures = AnalysisReport.Figures(analysis, segments: stats.segments + analysis.recutSegments, protobuf: protobuf)
             return AnalysisReport.DirectionReport(
-                from: from, to: to, bytes: stats.bytes, gapBytes: stats.gapBytes, figures: figures, messageTypes: a.messageTypes(analysis),
+                from: from, to: to, bytes: stats.bytes, gapBytes: stats.gapBytes, figures: figures, messageTypes: a.messageTypes(analysis, d),
                 timeline: analysis.timeline.isEmpty ? nil : AnalysisReport.Timeline(analysis.timeline))
         }
     }
@@ -184,9 +184,11 @@ extension ConnectionAnalysis {
     var startName: String { summary.synSeen ? "syn" : "mid-stream" }
 
     /// A direction's messages by type name (`typeLabel`), when the dissector reads a type.
-    func messageTypes(_ analysis: DirectionAnalysis) -> [String: Int]? {
+    func messageTypes(_ analysis: DirectionAnalysis, _ direction: Direction) -> [String: Int]? {
         guard let spec, spec.hasTypeField else { return nil }
-        return Dictionary(uniqueKeysWithValues: analysis.types.map { (typeLabel($0.key, names: spec.typeNames), $0.value) })
+        let names = spec.typeNames(fromClient: direction == .clientToServer)
+        // Summed by label: MQTT names every flag combination of a packet type alike.
+        return Dictionary(analysis.types.map { (typeLabel($0.key, names: names), $0.value) }, uniquingKeysWith: +)
     }
 
     /// Both directions together.

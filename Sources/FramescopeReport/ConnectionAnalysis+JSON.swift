@@ -39,7 +39,7 @@ extension ConnectionAnalysis {
             writeFigures(a, segments: stats.segments + a.recutSegments, check: check, to: &w)
             w.field("from", from)
             w.field("gapBytes", stats.gapBytes)
-            if let types = messageTypes(a) { w.field("messageTypes", counts: types) }
+            if let types = messageTypes(a, d) { w.field("messageTypes", counts: types) }
             writeTCP(d, to: &w)
             if !a.timeline.isEmpty {
                 w.key("timeline")

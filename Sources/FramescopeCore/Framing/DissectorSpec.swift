@@ -23,8 +23,13 @@ public struct DissectorSpec: Sendable, Equatable {
     public var name: String
     /// The SPEC as given (or as a preset expands).
     public var text: String
-    /// Names for type values, from a protocol file.
+    /// Names for type values, from a protocol file or the preset.
     public var typeNames: [UInt64: String] = [:]
+    /// Names for the server's type values where the protocol names them apart (PostgreSQL).
+    public var serverTypeNames: [UInt64: String]?
+
+    /// The names of the type values a direction's messages carry.
+    public func typeNames(fromClient: Bool) -> [UInt64: String] { fromClient ? typeNames : serverTypeNames ?? typeNames }
 
     public init(kind: Kind, name: String, text: String, typeNames: [UInt64: String] = [:]) {
         self.kind = kind
@@ -112,6 +117,7 @@ extension DissectorSpec {
                 self.name = name
                 self.text = text
             }
+            (typeNames, serverTypeNames) = Self.presetTypeNames(name)
         default:
             throw SpecError("unknown dissector '\(head)' in '\(text)'; expected varint, delimiter, lines, length:…, preset:NAME or @FILE")
         }
