@@ -66,12 +66,27 @@ public enum AnalysisMarkdownFormatter {
         out += histogram(
             "Message sizes (powers of two)", pairs: r.totals.all.messageSizeBins.map { $0.map(Int.init) }, unit: "bytes",
             label: { $0 >= 1 << 20 ? "\($0 >> 20)M" : $0 >= 1 << 10 ? "\($0 >> 10)K" : String($0) })
+        out += types(r)
         out += timelines(r)
         out += worstConnections(r)
         out += examples(r)
         out += evidence(r)
         out += suggestions(r)
         return out
+    }
+
+    /// Messages by type over all connections (one SPEC with a type field framed them all).
+    private static func types(_ r: AnalysisReport) -> String {
+        var out = ""
+        for (label, f) in [("client → server", r.totals.clientToServer), ("server → client", r.totals.serverToClient)] {
+            guard let types = f.messageTypes, !types.isEmpty else { continue }
+            let partial = f.partialTypes ?? [:]
+            let listed = types.sorted { ($0.value, $1.key) > ($1.value, $0.key) }.map { name, n in
+                "`\(name)` ×\(n)" + (partial[name].map { " (\($0) partial)" } ?? "")
+            }
+            out += "- **\(label):** " + listed.joined(separator: ", ") + "\n"
+        }
+        return out.isEmpty ? "" : "\n**Message types**\n\n" + out
     }
 
     /// A histogram as a code block of bars (counts scaled to 40 characters).

@@ -41,11 +41,20 @@ extension AnalysisReport {
         var all = perDirection.clientToServer
         all.merge(perDirection.serverToClient)
         let check = analyzer.protobuf
+        var up = Figures(perDirection.clientToServer, protobuf: check), down = Figures(perDirection.serverToClient, protobuf: check)
+        // Types add up across connections only when one SPEC framed them all (two protocols'
+        // type values mean different things).
+        let choice = analyzer.choice
+        if let spec = choice.byServerPort.isEmpty ? choice.byDefault : choice.byDefault == nil && choice.byServerPort.count == 1 ? choice.byServerPort.first?.value : nil {
+            up.messageTypes = typeCounts(perDirection.clientToServer.types, spec: spec, .clientToServer)
+            up.partialTypes = typeCounts(perDirection.clientToServer.partialTypes, spec: spec, .clientToServer)
+            down.messageTypes = typeCounts(perDirection.serverToClient.types, spec: spec, .serverToClient)
+            down.partialTypes = typeCounts(perDirection.serverToClient.partialTypes, spec: spec, .serverToClient)
+        }
         return Totals(
             connections: counted.count, dissectedConnections: counted.dissected,
             foldedConnections: 0, undissectedConnectionBytes: counted.undissectedConnectionBytes,
-            clientToServer: Figures(perDirection.clientToServer, protobuf: check),
-            serverToClient: Figures(perDirection.serverToClient, protobuf: check), all: Figures(all, protobuf: check))
+            clientToServer: up, serverToClient: down, all: Figures(all, protobuf: check))
     }
 
     /// Adds a live capture's figures; drops go first among the warnings, because drops turn into gaps.

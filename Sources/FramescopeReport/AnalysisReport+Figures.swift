@@ -20,7 +20,7 @@ extension AnalysisReport.Connection {
             let analysis = a.directions?[d] ?? DirectionAnalysis()
             let figures = AnalysisReport.Figures(analysis, segments: stats.segments + analysis.recutSegments, protobuf: protobuf)
             return AnalysisReport.DirectionReport(
-                from: from, to: to, bytes: stats.bytes, gapBytes: stats.gapBytes, figures: figures, messageTypes: a.messageTypes(analysis, d),
+                from: from, to: to, bytes: stats.bytes, gapBytes: stats.gapBytes, figures: figures, messageTypes: a.messageTypes(analysis, d), partialTypes: a.partialTypes(analysis, d),
                 timeline: analysis.timeline.isEmpty ? nil : AnalysisReport.Timeline(analysis.timeline))
         }
     }
@@ -185,10 +185,12 @@ extension ConnectionAnalysis {
 
     /// A direction's messages by type name (`typeLabel`), when the dissector reads a type.
     func messageTypes(_ analysis: DirectionAnalysis, _ direction: Direction) -> [String: Int]? {
-        guard let spec, spec.hasTypeField else { return nil }
-        let names = spec.typeNames(fromClient: direction == .clientToServer)
-        // Summed by label: MQTT names every flag combination of a packet type alike.
-        return Dictionary(analysis.types.map { (typeLabel($0.key, names: names), $0.value) }, uniquingKeysWith: +)
+        spec.flatMap { typeCounts(analysis.types, spec: $0, direction) }
+    }
+
+    /// A direction's partial messages by type name; nil when there are none.
+    func partialTypes(_ analysis: DirectionAnalysis, _ direction: Direction) -> [String: Int]? {
+        spec.flatMap { typeCounts(analysis.partialTypes, spec: $0, direction) }.flatMap { $0.isEmpty ? nil : $0 }
     }
 
     /// Both directions together.
@@ -201,3 +203,11 @@ extension ConnectionAnalysis {
 
 /// Evidence in bits, to one decimal (more would claim a precision the estimate lacks).
 func oneDecimal(_ bits: Double) -> Double { (bits * 10).rounded(.down) / 10 }
+
+/// Counts by type value as counts by name (`typeLabel`), for a SPEC that reads a type; summed by
+/// label (MQTT names every flag combination of a packet type alike).
+func typeCounts(_ counts: [UInt64: Int], spec: DissectorSpec, _ direction: Direction) -> [String: Int]? {
+    guard spec.hasTypeField else { return nil }
+    let names = spec.typeNames(fromClient: direction == .clientToServer)
+    return Dictionary(counts.map { (typeLabel($0.key, names: names), $0.value) }, uniquingKeysWith: +)
+}

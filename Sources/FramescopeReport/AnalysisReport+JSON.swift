@@ -125,6 +125,7 @@ extension AnalysisReport.Figures {
             messageSize.write(to: &w)
             w.key("messageSizeBins")
             w.array(messageSizeBins) { w, pair in w.array(pair) { w, v in w.int(v) } }
+            if let messageTypes { w.field("messageTypes", counts: messageTypes) }
             w.field("messages", messages)
             w.key("messagesPerSegment")
             pairs(messagesPerSegment, &w)
@@ -133,6 +134,7 @@ extension AnalysisReport.Figures {
             w.field("partialCauses", counts: partialCauses)
             w.field("partialMessages", partialMessages)
             w.field("partialPercent", partialPercent)
+            if let partialTypes { w.field("partialTypes", counts: partialTypes) }
             w.field("preambleBytes", preambleBytes)
             if let protobuf {
                 w.key("protobuf")

@@ -145,6 +145,8 @@ public struct AnalysisReport: Sendable {
         public var gapBytes: Int64
         public var figures: Figures
         public var messageTypes: [String: Int]?
+        /// Partial messages by type name, when any.
+        public var partialTypes: [String: Int]? = nil
         /// Partial, merged and malformed over time; nil when the direction had none.
         public var timeline: Timeline?
     }
@@ -202,6 +204,10 @@ public struct AnalysisReport: Sendable {
         public var segmentsOverMSS: Int
         /// Only when bodies were checked as protobuf.
         public var protobuf: ProtobufFigures?
+        /// Totals only, when one SPEC with a type field framed every dissected connection:
+        /// messages and partial messages by type name.
+        public var messageTypes: [String: Int]? = nil
+        public var partialTypes: [String: Int]? = nil
     }
 
     public struct Distribution: Sendable {

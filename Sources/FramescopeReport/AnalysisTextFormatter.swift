@@ -103,6 +103,14 @@ public enum AnalysisTextFormatter {
     /// Message counts per type value, for dissectors with `type=`.
     private static func types(_ r: AnalysisReport) -> String {
         var s = ""
+        for (label, f) in [("client → server", r.totals.clientToServer), ("server → client", r.totals.serverToClient)] {
+            guard let types = f.messageTypes, !types.isEmpty else { continue }
+            let partial = f.partialTypes ?? [:]
+            let top = types.sorted { ($0.value, $1.key) > ($1.value, $0.key) }.prefix(12).map { name, n in
+                "\(name) ×\(n)" + (partial[name].map { " (\($0) partial)" } ?? "")
+            }
+            s += "  all, \(label): " + top.joined(separator: ", ") + (types.count > 12 ? ", …" : "") + "\n"
+        }
         for c in r.connections {
             for d in c.directions {
                 guard let types = d.messageTypes, !types.isEmpty else { continue }

@@ -40,6 +40,7 @@ extension ConnectionAnalysis {
             w.field("from", from)
             w.field("gapBytes", stats.gapBytes)
             if let types = messageTypes(a, d) { w.field("messageTypes", counts: types) }
+            if let types = partialTypes(a, d) { w.field("partialTypes", counts: types) }
             writeTCP(d, to: &w)
             if !a.timeline.isEmpty {
                 w.key("timeline")

@@ -71,6 +71,22 @@ import Testing
         #expect(result.stdout.contains("Query ×63"))
         #expect(result.stdout.contains("ReadyForQuery ×64"))
         #expect(result.stdout.contains("DataRow ×14"))
+        // Over all connections, and the partial ones by type, in JSON as in text.
+        #expect(result.stdout.contains("all, client → server: Query ×84, PasswordMessage ×2"))
+        let json = try #require(
+            try JSONSerialization.jsonObject(with: Data(cli.run(["analyze", capture, "--dissector", "preset:postgres", "--format", "json"]).stdout.utf8))
+                as? [String: Any])
+        let totals = try #require(json["totals"] as? [String: Any])
+        for key in ["clientToServer", "serverToClient"] {
+            let f = try #require(totals[key] as? [String: Any])
+            let types = try #require(f["messageTypes"] as? [String: Int])
+            let partial = f["partialTypes"] as? [String: Int] ?? [:]
+            // Every typed message counted once (each connection's untyped SSLRequest and
+            // StartupMessage aside), every partial one by its type.
+            #expect(types.values.reduce(0, +) == (f["messages"] as! Int) - (key == "clientToServer" ? 4 : 0), "\(key)")
+            #expect(partial.values.reduce(0, +) <= f["partialMessages"] as! Int)
+            #expect(Set(partial.keys).isSubset(of: Set(types.keys)))
+        }
     }
 }
 

@@ -245,7 +245,10 @@ struct DirectionAnalyzer {
         analysis.messageBytes += length
         analysis.sizes.add(length)
         context.sizes[direction].add(length)
-        if let type = m.type { analysis.countType(type) }
+        if let type = m.type {
+            analysis.countType(type)
+            if segments >= 2 { analysis.countPartialType(type) }
+        }
         let latency = (last.timestamp.nanoseconds - m.firstSegment.timestamp.nanoseconds) / 1000
         analysis.assemblyLatencyMicroseconds.add(latency)
         context.latencies[direction].add(latency)

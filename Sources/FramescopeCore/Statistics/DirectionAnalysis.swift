@@ -174,6 +174,11 @@ public struct DirectionAnalysis: Sendable, Equatable {
     /// Messages by type value, when the dissector reads a type.
     public var types: [UInt64: Int] { typeCounts.all }
 
+    /// Partial messages by type value.
+    public var partialTypes: [UInt64: Int] { causes.stored?.value.partialTypes.all ?? [:] }
+
+    mutating func countPartialType(_ value: UInt64) { causes.value.partialTypes.add(value) }
+
     /// Valid protobuf bodies by the value of the schema's count field.
     public var protobufCounts: [UInt64: Int] { countedValues.all }
 
@@ -194,9 +199,6 @@ public struct DirectionAnalysis: Sendable, Equatable {
         naiveReaderLoss += o.naiveReaderLoss
         assemblyLatencyMicroseconds.merge(o.assemblyLatencyMicroseconds)
         if o.anomalies.isAllocated { anomalies.value.merge(o.anomalies.value) }
-        if let other = o.causes.stored?.value {
-            causes.value.partial.merge(other.partial)
-            causes.value.merged.merge(other.merged)
-        }
+        if let other = o.causes.stored?.value { causes.value.merge(other) }
     }
 }

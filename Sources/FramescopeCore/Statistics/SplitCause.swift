@@ -80,8 +80,16 @@ public struct CauseCounts: Sendable, Equatable {
     }
 }
 
-/// Both counts of a direction, kept out of line: allocated at its first partial or merged.
+/// Both counts of a direction, and its partial messages by type value, kept out of line:
+/// allocated at its first partial or merged.
 struct SplitCauses: Sendable, Equatable, Blank {
     var partial = CauseCounts()
     var merged = CauseCounts()
+    var partialTypes = ValueCounts()
+
+    mutating func merge(_ other: SplitCauses) {
+        partial.merge(other.partial)
+        merged.merge(other.merged)
+        partialTypes.merge(other.partialTypes)
+    }
 }
