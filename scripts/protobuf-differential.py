@@ -6,20 +6,11 @@ wire data (an empty message: every field unknown but well-formed) and as an Enve
 The tests hold framescope's streaming check to the same verdicts.
 Needs protoc and the protobuf Python package. Usage: scripts/protobuf-differential.py [COUNT]"""
 import json, os, random, subprocess, sys, tempfile
+from wire import varint
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.join(HERE, "..")
 OUT = os.path.join(ROOT, "Tests", "FramescopeCaptureTests", "Fixtures", "protobuf-differential.json")
-
-
-def varint(n):
-    out = bytearray()
-    while True:
-        b = n & 0x7F
-        n >>= 7
-        out.append(b | (0x80 if n else 0))
-        if not n:
-            return bytes(out)
 
 
 def envelope(rng):

@@ -10,6 +10,7 @@ Needs root, tcpdump, iproute2 and ethtool.
   sudo scripts/record-causes.py [OUT-DIR]   (default Tests/FramescopeCLITests/Fixtures/causes)
 Traffic never leaves the namespace."""
 import json, os, socket, subprocess, sys, threading, time
+from wire import varint
 
 NETNS = "framescope-causes"
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -41,16 +42,6 @@ SCENARIOS = {
     "offload-on": dict(nodelay=True, size=3000, messages=20, per_write=1, gap=0, offload=True),
     "offload-off": dict(nodelay=True, size=3000, messages=20, per_write=1, gap=0, offload=False),
 }
-
-
-def varint(n):
-    out = bytearray()
-    while True:
-        b = n & 0x7F
-        n >>= 7
-        out.append(b | (0x80 if n else 0))
-        if not n:
-            return bytes(out)
 
 
 def message(i, size):

@@ -7,22 +7,11 @@ Needs root, tcpdump, iproute2 and ethtool. Usage: sudo scripts/record-samples.py
 (with names, only those are recorded again)
 Traffic never leaves the namespace."""
 import os, random, socket, struct, subprocess, sys, threading, time
+from wire import varint
 
 NETNS = "framescope-samples"
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(HERE, "..", "samples"))
-
-
-def varint(n):
-    out = bytearray()
-    while True:
-        b = n & 0x7F
-        n >>= 7
-        if n:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
 
 
 def chat_message(rng, i):

@@ -7,6 +7,7 @@ zero_window_probe). Real Linux TCP, captured by tcpdump (root).
   scripts/record-zero-window.py OUT.pcap [PORT]
 """
 import os, signal, socket, subprocess, sys, threading, time
+from wire import varint
 
 out, port = sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 7403
 tcpdump = subprocess.Popen(["tcpdump", "-i", "lo", "-s", "0", "-U", "-w", out, f"tcp port {port}"], stderr=subprocess.DEVNULL)
@@ -17,16 +18,6 @@ listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 listener.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 2048)  # inherited by the accepted socket
 listener.bind(("127.0.0.1", port))
 listener.listen(1)
-
-
-def varint(n):
-    out = bytearray()
-    while True:
-        b = n & 0x7F
-        n >>= 7
-        out.append(b | (0x80 if n else 0))
-        if not n:
-            return bytes(out)
 
 
 def serve():

@@ -75,7 +75,7 @@ extension AnalysisReport.ProtobufFigures {
     /// `160 bodies checked as framescope.samples.Envelope, 6 invalid (3.8%: invalid-utf8 4, …)`.
     public func summary(_ p: AnalysisReport.Protobuf) -> String {
         let what = p.message.map { "parsed as \($0)" } ?? "checked as protobuf wire data"
-        var s = "\(checked) bodies \(what), \(invalid) invalid"
+        var s = "\(counted(checked, "body", "bodies")) \(what), \(invalid) invalid"
         if invalid > 0 {
             let reasons = invalidByReason.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
             s += " (\(percentText(invalidPercent)): \(reasons))"

@@ -16,6 +16,8 @@ public struct AnalysisContext: Sendable {
     /// Segments longer than this are framed as the wire carried them, cut in pieces this long
     /// (`--mss`); 0: as captured.
     public internal(set) var recutMSS = 0
+    /// `--export-messages`: what to select, and the frames selected so far.
+    public var export: MessageExport?
 
     public init(maxRecoveryBytes: Int = 32 << 20, midStream: MidStreamFraming = .search, evidenceBits: Double = RecoveryBudget.defaultThreshold) {
         recoveryBudget.limit = maxRecoveryBytes

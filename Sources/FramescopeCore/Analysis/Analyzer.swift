@@ -108,6 +108,9 @@ public struct Analyzer: StreamSink {
         portPlans = choice.byServerPort.mapValues { FramingPlan(spec: $0, protobuf: protobuf) }
     }
 
+    /// Selects messages for `--export-messages` (nil: none).
+    public mutating func export(_ selection: MessageExport?) { context.export = selection }
+
     public mutating func connectionOpened(_ connection: ConnectionInfo) -> Framing? {
         guard let plan = portPlans[connection.server.port] ?? defaultPlan else { return nil }
         return Framing(

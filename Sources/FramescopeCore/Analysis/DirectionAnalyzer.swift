@@ -209,6 +209,9 @@ struct DirectionAnalyzer {
         analysis.malformedByReason.add(malformed.reason)
         analysis.timeline.add(.malformed, at: m.firstSegment.timestamp)
         let spanned = ledger.messageSegmentMarks  // (before the message is dropped)
+        if let export = context.export, export.wants(.malformed, connection: connection) {
+            for segment in spanned { context.export!.add(segment.frame) }
+        }
         dropMessage()
         analysis.undissectedBytes += Int64(malformed.scanned)
         startRecovery(
@@ -231,6 +234,7 @@ struct DirectionAnalyzer {
             return
         }
         let segments = ledger.messageSegments
+        if context.export != nil { exportMessage(type: m.type, partial: segments >= 2, context: &context) }
         var merged: SegmentLedger.Merged?
         let cause = ledger.countMessage(figures: &analysis, merged: &merged)
         noteMerged(merged, context: &context)
@@ -268,8 +272,19 @@ struct DirectionAnalyzer {
         message = nil
     }
 
+    /// The frames of the message completing now, when `--export-messages` selects it.
+    private func exportMessage(type: UInt64?, partial: Bool, context: inout AnalysisContext) {
+        guard let export = context.export,
+            export.wants(.all, connection: connection, type: type) || (partial && export.wants(.partial, connection: connection, type: type))
+        else { return }
+        for segment in ledger.messageSegmentMarks { context.export!.add(segment.frame) }
+    }
+
     /// A merged segment just settled: an example of it while the evidence wants one.
     func noteMerged(_ merged: SegmentLedger.Merged?, context: inout AnalysisContext) {
+        if let merged, let export = context.export, export.wants(.merged, connection: connection) {
+            context.export!.add(merged.segment.frame)
+        }
         guard let merged, context.evidence.wantsExample(.merged, direction, merged.cause) else { return }
         context.evidence.add(
             example: SplitExample(

@@ -19,6 +19,7 @@ extension Framescope {
         @OptionGroup var analysis: AnalysisOptions
         @OptionGroup(title: "Output") var out: OutputOptions
         @OptionGroup(title: "CI gates") var gates: FailOnOptions
+        @OptionGroup(title: "Export") var export: ExportMessagesOptions
 
         func validate() throws {
             if analysis.dissectors.dissector.isEmpty {
@@ -36,7 +37,7 @@ extension Framescope {
                     choice.byServerPort[port] = spec
                 }
             }
-            let chain = try AnalysisChain(options: analysis, choice: choice, format: out.format)
+            let chain = try AnalysisChain(options: analysis, choice: choice, format: out.format, export: try export.selection(for: choice))
             var pipeline = try CapturePipeline(input: input, limits: analysis.limits, sink: chain.sink)
             let errors = pipeline.run()
             try exitIfNothingOpened(errors, inputs: pipeline.inputs.count)
@@ -44,6 +45,10 @@ extension Framescope {
             report.specSuggestions = try suggestSpecs(for: chain.listing.suggestionCandidates, input: input, limits: analysis.limits)
             report.inference = inferred
             try out.write(report)
+            if let path = export.exportMessages, let selected = pipeline.sink.first.context.export {
+                let copied = try FrameCopier.copy(selected.frames, from: input.files, to: path)
+                if !input.quiet { writeError("framescope: \(counted(copied, "frame")) of the selected messages written to \(path)\n") }
+            }
             try finish(with: errors)
             try gates.check(report)
         }

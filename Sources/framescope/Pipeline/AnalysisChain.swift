@@ -19,13 +19,14 @@ struct AnalysisChain {
     private let connectionLines: OutputFile?
 
     /// - Parameter format: the report's (JSON spills every connection it lists to a temporary file).
-    init(options: AnalysisOptions, choice: DissectorChoice, format: OutputFormat) throws {
+    init(options: AnalysisOptions, choice: DissectorChoice, format: OutputFormat, export: MessageExport? = nil) throws {
         self.choice = choice
         let check = try options.protobuf.check(for: choice)
         var analyzer = Analyzer(
             choice: choice, protobuf: check, maxRecoveryBytes: options.maxResyncMemory.bytes, midStream: options.midStream,
             evidenceBits: options.minEvidence, recutMSS: options.recutMSS ?? 0)
         analyzer.maxRetainedConnections = 0
+        analyzer.export(export)
         connectionLines = try options.connectionsNdjson.map(createFile)
         let top = format == .json && options.connections != .worst ? 0 : options.top
         do {
