@@ -67,6 +67,10 @@ public enum AnalysisMarkdownFormatter {
             "Message sizes (powers of two)", pairs: r.totals.all.messageSizeBins.map { $0.map(Int.init) }, unit: "bytes",
             label: { $0 >= 1 << 20 ? "\($0 >> 20)M" : $0 >= 1 << 10 ? "\($0 >> 10)K" : String($0) })
         out += types(r)
+        if let lines = r.responseTimes?.textLines {
+            out += "\n**Response time by request type** (\(counted(r.responseTimes!.paired, "request")) answered in order)\n\n"
+            out += lines.dropFirst().map { "- " + $0.trimmingPrefix("  ") + "\n" }.joined()
+        }
         out += timelines(r)
         out += worstConnections(r)
         out += examples(r)

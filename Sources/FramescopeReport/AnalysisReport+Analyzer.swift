@@ -9,6 +9,7 @@ extension AnalysisReport {
         packets = flows.packets
         limits = flows.limits
         tcp = flows.tcp
+        if analyzer.finished.dissected > 0 { responseTimes = ResponseTimesReport(analyzer.context.responseTimes, choice: choice) }
         dissectors = Dissectors(
             default: choice.byDefault?.text, defaultName: choice.byDefault?.name,
             byServerPort: Dictionary(uniqueKeysWithValues: choice.byServerPort.map { (String($0.key), $0.value.text) }))

@@ -63,6 +63,10 @@ extension AnalysisReport {
                     w.field("scope", protobuf.scope)
                 }
             }
+            if let responseTimes {
+                w.key("responseTimes")
+                responseTimes.write(to: &w)
+            }
             w.field("schema", schema)
             w.key("specSuggestions")
             w.array(specSuggestions) { w, s in

@@ -36,6 +36,8 @@ public struct AnalysisReport: Sendable {
     public var span: (first: Timestamp, last: Timestamp)?
     /// Round trips, retransmissions, duplicate ACKs and zero windows over every connection.
     public var tcp: TCPContext?
+    /// Response times by request type; nil when no connection was dissected.
+    public var responseTimes: ResponseTimesReport?
     /// SPECs next to the given one that frame a direction it found malformed headers in
     /// cleanly (files only: a second pass samples those directions).
     public var specSuggestions: [SpecSuggestion] = []

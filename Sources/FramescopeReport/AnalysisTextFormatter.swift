@@ -31,6 +31,7 @@ public enum AnalysisTextFormatter {
                 directions: [("client → server", "client", "server"), ("server → client", "server", "client")])
             out += lines.joined(separator: "\n") + "\n"
         }
+        if let lines = r.responseTimes?.textLines { out += lines.joined(separator: "\n") + "\n" }
         out += "\n"
         if let caption = r.listedCaption { out += caption + ":\n" }
         out += connectionTable(r)

@@ -16,6 +16,11 @@ public struct AnalysisContext: Sendable {
     /// Segments longer than this are framed as the wire carried them, cut in pieces this long
     /// (`--mss`); 0: as captured.
     public internal(set) var recutMSS = 0
+    /// Response times by request type, over every connection.
+    public internal(set) var responseTimes = ResponseTimes()
+    /// Messages completed during the current chunk (type, last segment's time in ns), for the
+    /// analyzer to pair requests with responses; emptied after each.
+    var completed: [(type: UInt64?, time: Int64)] = []
     /// `--export-messages`: what to select, and the frames selected so far.
     public var export: MessageExport?
 

@@ -58,6 +58,8 @@ public struct Analyzer: StreamSink {
         /// mutates it, one call at a time: the runtime's exclusivity check per chunk (3% of the
         /// instructions) proves nothing here.
         @exclusivity(unchecked) var directions: PerDirection<DirectionAnalyzer>
+        /// The client's requests waiting for the server's responses.
+        @exclusivity(unchecked) var requests = RequestQueue()
 
         init(plan: FramingPlan, directions: PerDirection<DirectionAnalyzer>) {
             self.plan = plan
@@ -127,11 +129,28 @@ public struct Analyzer: StreamSink {
         case .clientToServer: framing.directions.clientToServer.feed(chunk, context: &context)
         case .serverToClient: framing.directions.serverToClient.feed(chunk, context: &context)
         }
+        if !context.completed.isEmpty { pair(chunk.direction, framing) }
         if onMessage != nil { deliverMessages() }
+    }
+
+    /// The messages this chunk completed: the client's wait as requests, the server's answer them.
+    private mutating func pair(_ direction: Direction, _ framing: Framing) {
+        let spec = framing.plan.spec
+        for (type, time) in context.completed {
+            let named = direction == .clientToServer ? spec.requestTypes : spec.responseTypes
+            guard named == nil || type.map({ named!.contains($0) }) == true else { continue }
+            if direction == .clientToServer {
+                framing.requests.request(type: type, at: time, context: &context)
+            } else {
+                framing.requests.response(at: time, context: &context)
+            }
+        }
+        context.completed.removeAll(keepingCapacity: true)
     }
 
     public mutating func gap(_ gap: StreamGap, state: inout Framing?) {
         state?.directions[gap.direction].gap(at: gap.offset, length: gap.length, context: &context)
+        if let framing = state, !context.completed.isEmpty { pair(gap.direction, framing) }
         if onMessage != nil { deliverMessages() }
     }
 
@@ -140,7 +159,11 @@ public struct Analyzer: StreamSink {
             keep(ConnectionAnalysis(summary: summary, spec: nil, directions: nil))
             return
         }
-        for direction in Direction.allCases { framing.directions[direction].finish(context: &context) }
+        for direction in Direction.allCases {
+            framing.directions[direction].finish(context: &context)
+            if !context.completed.isEmpty { pair(direction, framing) }
+        }
+        framing.requests.finish(context: &context)
         // Recovery decides at the end too: the messages it found then are delivered now.
         if onMessage != nil { deliverMessages() }
         keep(Self.analysis(summary, framing))

@@ -253,6 +253,7 @@ struct DirectionAnalyzer {
             analysis.countType(type)
             if segments >= 2 { analysis.countPartialType(type) }
         }
+        context.completed.append((m.type, last.timestamp.nanoseconds))
         let latency = (last.timestamp.nanoseconds - m.firstSegment.timestamp.nanoseconds) / 1000
         analysis.assemblyLatencyMicroseconds.add(latency)
         context.latencies[direction].add(latency)

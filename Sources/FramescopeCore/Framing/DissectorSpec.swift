@@ -28,6 +28,12 @@ public struct DissectorSpec: Sendable, Equatable {
     /// Names for the server's type values where the protocol names them apart (PostgreSQL).
     public var serverTypeNames: [UInt64: String]?
 
+    /// The client's message types that are requests, and the server's that answer one
+    /// (`ResponseTimes`); nil: every message. PostgreSQL: a Query or a Sync, answered by
+    /// ReadyForQuery (the startup and its password are no request).
+    public var requestTypes: Set<UInt64>?
+    public var responseTypes: Set<UInt64>?
+
     /// The names of the type values a direction's messages carry.
     public func typeNames(fromClient: Bool) -> [UInt64: String] { fromClient ? typeNames : serverTypeNames ?? typeNames }
 
@@ -118,6 +124,10 @@ extension DissectorSpec {
                 self.text = text
             }
             (typeNames, serverTypeNames) = Self.presetTypeNames(name)
+            if name == "postgres" {
+                requestTypes = [UInt64(UInt8(ascii: "Q")), UInt64(UInt8(ascii: "S"))]
+                responseTypes = [UInt64(UInt8(ascii: "Z"))]
+            }
         default:
             throw SpecError("unknown dissector '\(head)' in '\(text)'; expected varint, delimiter, lines, length:…, preset:NAME or @FILE")
         }

@@ -1,0 +1,65 @@
+/// Service response time for any framed protocol (Wireshark's `-z srt`, `dns.time`): each
+/// request the client completes waits in order for the server's next response; the time from
+/// the request's last segment to the response's last segment (the frames where Wireshark
+/// reassembles each) counts under the request's type.
+///
+/// Requests and responses pair in order (pipelined requests included). A SPEC that names its
+/// responses (`DissectorSpec.responseTypes`: PostgreSQL's ReadyForQuery) pairs only those; the
+/// server's other messages belong to the response in progress.
+struct RequestQueue {
+    /// Completion times (ns) and types of the requests waiting, oldest at `head`.
+    private var pending: [(type: UInt64?, time: Int64)] = []
+    private var head = 0
+
+    /// A connection keeps at most this many requests waiting; older ones are given up.
+    static let limit = 256
+
+    mutating func request(type: UInt64?, at time: Int64, context: inout AnalysisContext) {
+        if pending.count - head == Self.limit {
+            head += 1
+            context.responseTimes.abandoned += 1
+        }
+        if head > 0 && head == pending.count {
+            pending.removeAll(keepingCapacity: true)
+            head = 0
+        }
+        pending.append((type, time))
+    }
+
+    mutating func response(at time: Int64, context: inout AnalysisContext) {
+        guard head < pending.count else {
+            context.responseTimes.unpaired += 1
+            return
+        }
+        let request = pending[head]
+        head += 1
+        context.responseTimes.add(type: request.type, nanoseconds: time - request.time)
+    }
+
+    /// Requests still waiting when the connection ends.
+    func finish(context: inout AnalysisContext) { context.responseTimes.unanswered += pending.count - head }
+}
+
+/// Response times of every connection, by request type (`UInt64.max`: untyped), with how well
+/// the traffic paired: a protocol where the server pushes more than it answers is no
+/// request/response protocol, and the report leaves the times out.
+public struct ResponseTimes: Sendable {
+    public static let untyped = UInt64.max
+    /// Microseconds, per request type.
+    public private(set) var byType: [UInt64: QuantileHistogram] = [:]
+    public private(set) var paired = 0
+    /// Responses with no request waiting, requests never answered, requests given up.
+    public internal(set) var unpaired = 0
+    public internal(set) var unanswered = 0
+    public internal(set) var abandoned = 0
+
+    mutating func add(type: UInt64?, nanoseconds: Int64) {
+        paired += 1
+        byType[type ?? Self.untyped, default: QuantileHistogram(bits: 6)].add(max(0, nanoseconds) / 1000)
+    }
+
+    /// Most responses answered a request and most requests got one (nine in ten each way).
+    public var looksLikeRequestResponse: Bool {
+        paired > 0 && unpaired * 10 <= paired + unpaired && (unanswered + abandoned) * 10 <= paired + unanswered + abandoned
+    }
+}
