@@ -71,6 +71,10 @@ public enum AnalysisMarkdownFormatter {
             out += "\n**Response time by request type** (\(counted(r.responseTimes!.paired, "request")) answered in order)\n\n"
             out += lines.dropFirst().map { "- " + $0.trimmingPrefix("  ") + "\n" }.joined()
         }
+        out += histogram(
+            "Assembly latency of split messages, first to last segment (powers of two)",
+            pairs: r.totals.all.assemblyLatencyBins.filter { $0[0] > 0 }.map { $0.map(Int.init) }, unit: "",
+            label: { "\(microseconds($0))–\(microseconds(2 * $0))" })
         out += timelines(r)
         out += worstConnections(r)
         out += examples(r)
@@ -91,6 +95,11 @@ public enum AnalysisMarkdownFormatter {
             out += "- **\(label):** " + listed.joined(separator: ", ") + "\n"
         }
         return out.isEmpty ? "" : "\n**Message types**\n\n" + out
+    }
+
+    /// "512 µs", "1 ms", "2 s" (powers of two of microseconds, rounded down past a thousand).
+    private static func microseconds(_ n: Int) -> String {
+        n >= 1_000_000 ? "\(n / 1_000_000) s" : n >= 1000 ? "\(n / 1000) ms" : "\(n) µs"
     }
 
     /// A histogram as a code block of bars (counts scaled to 40 characters).

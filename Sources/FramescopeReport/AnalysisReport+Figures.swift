@@ -70,6 +70,7 @@ extension AnalysisReport.Figures {
         resyncs = a.resyncs
         stopped = a.stopped
         assemblyLatency = .init(microseconds: a.assemblyLatencyMicroseconds)
+        assemblyLatencyBins = a.assemblyLatencyMicroseconds.powerOfTwoBins.map { [$0.lower, Int64($0.count)] }
         segmentsOverMSS = a.segmentsOverMSS
         protobuf = check.map { check in
             AnalysisReport.ProtobufFigures(

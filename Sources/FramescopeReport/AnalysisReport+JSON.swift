@@ -110,6 +110,8 @@ extension AnalysisReport.Figures {
         w.object { w in
             w.key("assemblyLatency")
             assemblyLatency.write(to: &w)
+            w.key("assemblyLatencyBins")
+            w.array(assemblyLatencyBins) { w, pair in w.array(pair) { w, v in w.int(v) } }
             w.field("boundariesNotFound", boundariesNotFound)
             w.key("boundaryEvidenceBits")
             if let boundaryEvidenceBits { w.double(boundaryEvidenceBits) } else { w.null() }

@@ -203,6 +203,9 @@ public struct AnalysisReport: Sendable {
         public var stopped: Bool
         /// Seconds from a message's first to its last segment.
         public var assemblyLatency: Distribution
+        /// `[lower, messages]` pairs: messages assembled in `lower` to `2 × lower - 1` µs (0: in
+        /// one segment or within the capture's resolution).
+        public var assemblyLatencyBins: [[Int64]]
         public var segmentsOverMSS: Int
         /// Only when bodies were checked as protobuf.
         public var protobuf: ProtobufFigures?
