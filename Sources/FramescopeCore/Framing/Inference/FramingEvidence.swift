@@ -105,6 +105,10 @@ struct HeaderStructure {
     private(set) var field = 0
     private var counts = [UInt32](repeating: 0, count: places * 256)
     private var used = [Bool](repeating: false, count: places)
+    /// The values seen at each place (`place * 256 ..< place * 256 + distinct[place]`), so that
+    /// scoring and resetting a place costs its values, not 256.
+    private var valuesSeen = [UInt8](repeating: 0, count: places * 256)
+    private var distinct = [Int](repeating: 0, count: places)
     /// Frames already counted, by their first bytes and length: a frame seen again (a greeting
     /// every connection starts with, a heartbeat, a record repeated) says nothing new.
     private var seen = Set<UInt64>()
@@ -137,7 +141,12 @@ struct HeaderStructure {
         for place in 0..<Self.places {
             if place == before + field { at = fieldEnd }
             guard at < end else { return }
-            counts[place &* 256 &+ Int(b[at])] &+= 1
+            let slot = place &* 256 &+ Int(b[at])
+            if counts[slot] == 0 {
+                valuesSeen[place &* 256 &+ distinct[place]] = b[at]
+                distinct[place] &+= 1
+            }
+            counts[slot] &+= 1
             used[place] = true
             at += 1
         }
@@ -156,7 +165,8 @@ struct HeaderStructure {
             bodyCount = 0
         }
         for place in used.indices where used[place] {
-            for x in 0..<256 { counts[place * 256 + x] = 0 }
+            for i in 0..<distinct[place] { counts[place * 256 + Int(valuesSeen[place * 256 + i])] = 0 }
+            distinct[place] = 0
             used[place] = false
         }
     }
@@ -167,25 +177,31 @@ struct HeaderStructure {
         let weight = 256.0, n = Double(body.reduce(0) { $0 + Int($1) })
         let reference = (0..<256).map { x in log2((Double(body[x]) + weight * exp2(model.log2p[x])) / (n + weight)) }
         var total = 0.0
+        var values: [UInt8] = []
+        values.reserveCapacity(256)
         for place in used.indices where used[place] {
-            total += Self.placeBits(counts[(place * 256)..<(place * 256 + 256)], reference)
+            // In ascending order, as a walk over all 256 would sum them (the same bits exactly).
+            values.removeAll(keepingCapacity: true)
+            values.append(contentsOf: valuesSeen[(place * 256)..<(place * 256 + distinct[place])])
+            values.sort()
+            total += Self.placeBits(values, counts[(place * 256)..<(place * 256 + 256)], reference)
         }
         return total
     }
 
     /// One place: its values coded with their own distribution rather than `reference`, less
     /// what stating that distribution costs (which values, and their shares).
-    static func placeBits(_ c: ArraySlice<UInt32>, _ reference: [Double]) -> Double {
-        var n = 0.0, distinct = 0
-        for count in c where count > 0 {
-            n += Double(count)
-            distinct += 1
-        }
+    /// `values`: the values seen there, ascending; `c`: the place's 256 counts.
+    static func placeBits(_ values: [UInt8], _ c: ArraySlice<UInt32>, _ reference: [Double]) -> Double {
+        let base = c.startIndex
+        var n = 0.0
+        for x in values { n += Double(c[base + Int(x)]) }
+        let distinct = values.count
         guard n >= 3 else { return 0 }
         var fit = 0.0
-        for (x, count) in zip(0..<256, c) where count > 0 {
-            let k = Double(count)
-            fit += k * (log2(k / n) - reference[x])
+        for x in values {
+            let k = Double(c[base + Int(x)])
+            fit += k * (log2(k / n) - reference[Int(x)])
         }
         let cost = log2Choose256[distinct] + Double(distinct - 1) / 2 * log2(n)
         return max(0, fit - cost)
