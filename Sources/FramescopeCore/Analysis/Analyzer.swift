@@ -37,12 +37,17 @@ final class FramingPlan: Sendable {
     let dissectors: PerDirection<SharedDissector>
     /// The body check, when it applies to this SPEC.
     let protobuf: ProtobufCheck?
+    /// The SPEC's request and response types (nil: every message is one), held apart so the
+    /// pairing per message copies no SPEC.
+    let requestTypes: Set<UInt64>?, responseTypes: Set<UInt64>?
 
     init(spec: DissectorSpec, protobuf: ProtobufCheck?) {
         self.spec = spec
         let client = SharedDissector(spec.makeDissector(isClient: true)), server = spec.makeDissector(isClient: false)
         dissectors = PerDirection(clientToServer: client, serverToClient: server == client.dissector ? client : SharedDissector(server))
         self.protobuf = protobuf.flatMap { $0.applies(to: spec) ? $0 : nil }
+        requestTypes = spec.requestTypes
+        responseTypes = spec.responseTypes
     }
 }
 
@@ -135,10 +140,17 @@ public struct Analyzer: StreamSink {
 
     /// The messages this chunk completed: the client's wait as requests, the server's answer them.
     private mutating func pair(_ direction: Direction, _ framing: Framing) {
-        let spec = framing.plan.spec
-        for (type, time) in context.completed {
-            let named = direction == .clientToServer ? spec.requestTypes : spec.responseTypes
-            guard named == nil || type.map({ named!.contains($0) }) == true else { continue }
+        if framing.requests.pushing {  // no request/response connection: counted, not paired
+            if direction == .serverToClient { context.responseTimes.unpaired += context.completed.count }
+            context.completed.removeAll(keepingCapacity: true)
+            return
+        }
+        let plan = framing.plan
+        for i in context.completed.indices {
+            let (type, time) = context.completed[i]
+            if let named = direction == .clientToServer ? plan.requestTypes : plan.responseTypes {
+                guard let type, named.contains(type) else { continue }
+            }
             if direction == .clientToServer {
                 framing.requests.request(type: type, at: time, context: &context)
             } else {

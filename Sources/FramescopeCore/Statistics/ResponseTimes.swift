@@ -10,6 +10,10 @@ struct RequestQueue {
     /// Completion times (ns) and types of the requests waiting, oldest at `head`.
     private var pending: [(type: UInt64?, time: Int64)] = []
     private var head = 0
+    /// This connection's own tally: once its server has pushed far more than it answered, it is
+    /// no request/response connection, and its messages are only counted from then on.
+    private var paired = 0, unpaired = 0
+    private(set) var pushing = false
 
     /// A connection keeps at most this many requests waiting; older ones are given up.
     static let limit = 256
@@ -29,10 +33,13 @@ struct RequestQueue {
     mutating func response(at time: Int64, context: inout AnalysisContext) {
         guard head < pending.count else {
             context.responseTimes.unpaired += 1
+            unpaired += 1
+            if unpaired >= 32 && unpaired > 4 * paired { pushing = true }
             return
         }
         let request = pending[head]
         head += 1
+        paired += 1
         context.responseTimes.add(type: request.type, nanoseconds: time - request.time)
     }
 
@@ -46,7 +53,14 @@ struct RequestQueue {
 public struct ResponseTimes: Sendable {
     public static let untyped = UInt64.max
     /// Microseconds, per request type.
-    public private(set) var byType: [UInt64: QuantileHistogram] = [:]
+    public var byType: [UInt64: QuantileHistogram] {
+        var all = large
+        for (value, h) in small.enumerated() where h.count > 0 { all[value == 256 ? Self.untyped : UInt64(value)] = h }
+        return all
+    }
+    /// Types below 256 (and untyped, at 256) by index, no hashing per response; larger ones hashed.
+    private var small: [QuantileHistogram] = []
+    private var large: [UInt64: QuantileHistogram] = [:]
     public private(set) var paired = 0
     /// Responses with no request waiting, requests never answered, requests given up.
     public internal(set) var unpaired = 0
@@ -55,7 +69,14 @@ public struct ResponseTimes: Sendable {
 
     mutating func add(type: UInt64?, nanoseconds: Int64) {
         paired += 1
-        byType[type ?? Self.untyped, default: QuantileHistogram(bits: 6)].add(max(0, nanoseconds) / 1000)
+        let value = type ?? Self.untyped, microseconds = max(0, nanoseconds) / 1000
+        let index = value == Self.untyped ? 256 : value < 256 ? Int(value) : -1
+        guard index >= 0 else {
+            large[value, default: QuantileHistogram(bits: 6)].add(microseconds)
+            return
+        }
+        if index >= small.count { small += (small.count...index).map { _ in QuantileHistogram(bits: 6) } }
+        small[index].add(microseconds)
     }
 
     /// Most responses answered a request and most requests got one (nine in ten each way).
