@@ -12,6 +12,24 @@ import Testing
     /// In CI a missing browser is a failure, not a skip (scripts/install-deps --test installs it).
     static let runs = chromium != nil || ProcessInfo.processInfo.environment["CI"] != nil
 
+    /// The timeline's axis spans its events: the first starts at the left of the plot and the
+    /// last ends at its right (events filled a quarter of the old axis, the connections' lives).
+    @Test(arguments: MarkdownReportTests.seeds.indices)
+    func theTimelineAxisSpansItsEvents(index: Int) throws {
+        let (name, spec) = MarkdownReportTests.seeds[index]
+        let sample = CLITests.root.appendingPathComponent("samples/\(name).pcap").path
+        let html = try cli.run(["analyze", sample, "--dissector", spec, "--format", "html"]).stdout
+        let svg = try #require(firstMatch(#"(<svg class="chart timeline"[\s\S]*?</svg>)"#, in: html)?.first, "\(name): no timeline")
+        let bars = matches(#"<rect class="(?:partial|merged|malformed)" x="[\d.]+" y="[\d.]+" width="[\d.]+""#, in: svg).map { rect in
+            let x = Double(firstMatch(#"x="([\d.]+)""#, in: rect)![0])!, width = Double(firstMatch(#"width="([\d.]+)""#, in: rect)![0])!
+            return (x, x + width)
+        }
+        try #require(!bars.isEmpty, "\(name): a timeline without bars")
+        let plot = 900.0 - 160 - 40  // TimelineChart: width less the label column and the right margin
+        #expect(bars.map(\.0).min()! <= 160 + 0.01 * plot, "\(name): the first event is not at the axis' start")
+        #expect(bars.map(\.1).max()! >= 160 + 0.97 * plot, "\(name): the last event ends short of the axis' end")
+    }
+
     @Test(.enabled(if: runs, "needs Chromium (apt-get install chromium, or scripts/install-deps --test)"), arguments: MarkdownReportTests.seeds.indices)
     func htmlRendersInChromiumWithTheJSONFigures(index: Int) throws {
         let browser = try #require(Self.chromium, "Chromium is not installed")

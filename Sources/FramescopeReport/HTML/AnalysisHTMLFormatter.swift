@@ -255,13 +255,16 @@ public enum AnalysisHTMLFormatter {
                         json: "connections.#\(c.id).directions.\(i)"))
             }
         }
-        let start = listed.map { epochSeconds($0.firstTime) }.min() ?? 0
-        let end = listed.map { epochSeconds($0.lastTime) }.max() ?? start
+        // The axis spans the events shown, not the connections' whole lives (events in a quarter
+        // of them were a sliver of an empty axis).
+        let spans = rows.compactMap(\.eventSpan)
+        let start = spans.map(\.lowerBound).min() ?? listed.map { epochSeconds($0.firstTime) }.min() ?? 0
+        let end = spans.map(\.upperBound).max() ?? start
         var out = "<h2>Over time</h2>\n<p class=\"legendline\"><span class=\"key partial\"></span>partial messages "
         out += "<span class=\"key merged\"></span>merged segments <span class=\"key malformed\"></span>malformed headers · "
         out += "\(counted(rows.count, "direction")) of the \(counted(chosen.count, "connection")) with the most events"
         if withEvents > chosen.count { out += " (of \(withEvents))" }
-        out += "; darker = more in that interval</p>\n"
+        out += "; darker = more in that interval; time from the first event shown</p>\n"
         return out + "<figure class=\"wide\">" + TimelineChart(rows: rows, start: start, end: end).render() + "</figure>\n"
     }
 

@@ -87,6 +87,16 @@ struct TimelineChart {
         var timeline: AnalysisReport.Timeline
         /// JSON path of the direction (`connections.#ID.directions.N`).
         var json: String
+
+        /// Epoch seconds from the start of its first interval with an event to the end of its last.
+        var eventSpan: ClosedRange<Double>? {
+            let series = [timeline.partial, timeline.merged, timeline.malformed]
+            guard let first = series.compactMap({ $0.firstIndex { $0 > 0 } }).min(),
+                let last = series.compactMap({ $0.lastIndex { $0 > 0 } }).max()
+            else { return nil }
+            let origin = epochSeconds(timeline.origin), width = timeline.bucketSeconds
+            return (origin + Double(first) * width)...(origin + Double(last + 1) * width)
+        }
     }
 
     var rows: [Row]
