@@ -1,4 +1,9 @@
+import CPcap
 import FramescopeCore
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// `analyze --export-messages`: copies the selected frames of the inputs, as captured, into a
 /// pcap a colleague can open — a second pass over the files through libpcap, numbering frames
@@ -54,4 +59,38 @@ public enum FrameCopier {
 public struct ExportError: Error, CustomStringConvertible {
     public var message: String
     public var description: String { message }
+}
+
+/// A pcap of Wireshark "exported PDU" records (link type 252, `DLT_WIRESHARK_UPPER_PDU`), written
+/// through libpcap on a dead handle.
+public final class ExportedPDUFile {
+    private let handle: OpaquePointer
+    private let dumper: PcapDumper
+    public private(set) var records = 0
+
+    public init(path: String) throws {
+        let file = try OutputFile(path)
+        guard let handle = pcap_open_dead_with_tstamp_precision(252, 262_144, UInt32(PCAP_TSTAMP_PRECISION_NANO)) else {
+            file.discard()
+            throw ExportError(message: "\(path): libpcap cannot make a link-type 252 handle")
+        }
+        self.handle = handle
+        guard let stream = fdopen(dup(file.fd), "wb"), let dumper = pcap_dump_fopen(handle, stream) else {
+            let message = String(cString: pcap_geterr(handle))
+            pcap_close(handle)
+            file.discard()
+            throw ExportError(message: "\(path): \(message)")
+        }
+        self.dumper = PcapDumper(dumper: dumper, file: file, fractionScale: 1)
+    }
+
+    deinit { pcap_close(handle) }
+
+    public func write(_ bytes: [UInt8], at timestamp: Timestamp) {
+        let length = bytes.count
+        bytes.withUnsafeBytes { dumper.write(PacketHeader(timestamp: timestamp, captureLength: length, originalLength: length), $0) }
+        records += 1
+    }
+
+    public func close() throws { try dumper.close() }
 }

@@ -63,6 +63,41 @@ import Testing
         #expect(exported.count < (try frames(capture)).count)
     }
 
+    /// `--export-format pdu`: one Wireshark exported-PDU record per message, its bytes alone,
+    /// naming its endpoints and the frame that completed it; tshark reads them back.
+    @Test func messagesAsExportedPDUsAreTheStreamsBytes() throws {
+        guard let tshark = ExportCLITests.tshark else { return oracleMissing("exported PDUs: no tshark") }
+        let out = scratchDirectory + "framescope-pdu-\(UUID().uuidString).pcap"
+        let messages = scratchDirectory + "framescope-pdu-\(UUID().uuidString).ndjson"
+        let streams = cli.temporaryDirectory()
+        let result = try cli.run(
+            ["analyze", CLITests.sample, "--dissector", "varint", "--export-messages", out, "--export-format", "pdu", "--messages", messages, "-o", "/dev/null"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr.contains("220 messages written to"))
+        #expect(try cli.run(["extract", CLITests.sample, "--out", streams]).status == 0)
+        let fields = try cli.run(
+            ["-r", out, "-T", "fields", "-e", "exported_pdu.orig_fno", "-e", "tcp.srcport", "-e", "exported_pdu.src_port", "-e", "data.data"], executable: tshark)
+        var records: [String: String] = [:]  // "frame port" → hex
+        for line in fields.stdout.split(separator: "\n") {
+            let f = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
+            records["\(f[0]) \(f[2])", default: ""] += f[3]
+        }
+        let files = try FileManager.default.contentsOfDirectory(atPath: streams).filter { $0.hasSuffix(".bin") }
+        var checked = 0
+        for line in try String(contentsOfFile: messages, encoding: .utf8).split(separator: "\n") {
+            let m = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            let up = m["direction"] as? String == "client-to-server"
+            let from = up ? CLITests.clientEndpoint : CLITests.serverEndpoint, port = from.split(separator: ":").last!
+            let file = try #require(files.first { $0.contains("-" + from.replacingOccurrences(of: ":", with: ".") + "-") }, "\(from)")
+            let stream = try Data(contentsOf: URL(fileURLWithPath: streams + "/" + file))
+            let offset = m["offset"] as! Int, length = m["length"] as! Int
+            let hex = stream[offset..<(offset + length)].map { String(format: "%02x", $0) }.joined()
+            #expect(records["\(m["lastFrame"] as! Int) \(port)"]?.contains(hex) == true, "message at \(offset) from \(from)")
+            checked += 1
+        }
+        #expect(checked == 220 && records.count > 0)
+    }
+
     @Test func badSelectionsAreUsageErrors() throws {
         let path = scratchDirectory + "framescope-export-\(UUID().uuidString).pcap"
         let unknown = try cli.run(["analyze", CLITests.sample, "--dissector", "preset:mqtt", "--export-messages", path, "--export-type", "NOPE"])

@@ -234,7 +234,7 @@ struct DirectionAnalyzer {
             return
         }
         let segments = ledger.messageSegments
-        if context.export != nil { exportMessage(type: m.type, partial: segments >= 2, context: &context) }
+        if context.export != nil { exportMessage(type: m.type, partial: segments >= 2, start: m.start, end: end, context: &context) }
         var merged: SegmentLedger.Merged?
         let cause = ledger.countMessage(figures: &analysis, merged: &merged)
         noteMerged(merged, context: &context)
@@ -274,11 +274,15 @@ struct DirectionAnalyzer {
     }
 
     /// The frames of the message completing now, when `--export-messages` selects it.
-    private func exportMessage(type: UInt64?, partial: Bool, context: inout AnalysisContext) {
+    private func exportMessage(type: UInt64?, partial: Bool, start: Int64, end: Int64, context: inout AnalysisContext) {
         guard let export = context.export,
             export.wants(.all, connection: connection, type: type) || (partial && export.wants(.partial, connection: connection, type: type))
         else { return }
         for segment in ledger.messageSegmentMarks { context.export!.add(segment.frame) }
+        if export.recordsMessages {
+            context.export!.add(
+                MessageExport.Place(connection: connection, direction: direction, offset: start, length: end - start, lastFrame: ledger.segment.frame))
+        }
     }
 
     /// A merged segment just settled: an example of it while the evidence wants one.

@@ -19,11 +19,30 @@ public struct MessageExport: Sendable {
     /// Only messages with one of these type values.
     public var types: Set<UInt64>?
     public private(set) var frames = FrameSet()
+    /// With `recordsMessages` (Wireshark "exported PDU" output): the selected messages' places,
+    /// at most `maxMessages` (past it they are counted in `messagesLeftOut`).
+    public var recordsMessages = false
+    public private(set) var messages: [Place] = []
+    public private(set) var messagesLeftOut = 0
+    public static let maxMessages = 1 << 20
+
+    /// Where a message's bytes are: a direction of a connection, stream offsets, its last frame.
+    public struct Place: Sendable {
+        public var connection: ConnectionID
+        public var direction: Direction
+        public var offset: Int64
+        public var length: Int64
+        public var lastFrame: UInt64
+    }
 
     public init(kinds: Set<Kind>, connection: Int? = nil, types: Set<UInt64>? = nil) {
         self.kinds = kinds
         self.connection = connection
         self.types = types
+    }
+
+    mutating func add(_ place: Place) {
+        if messages.count < Self.maxMessages { messages.append(place) } else { messagesLeftOut += 1 }
     }
 
     func wants(_ kind: Kind, connection id: ConnectionID, type: UInt64? = nil) -> Bool {

@@ -46,11 +46,30 @@ extension Framescope {
             report.inference = inferred
             try out.write(report)
             if let path = export.exportMessages, let selected = pipeline.sink.first.context.export {
-                let copied = try FrameCopier.copy(selected.frames, from: input.files, to: path)
-                if !input.quiet { writeError("framescope: \(counted(copied, "frame")) of the selected messages written to \(path)\n") }
+                try exportMessages(selected, to: path)
             }
             try finish(with: errors)
             try gates.check(report)
+        }
+
+        /// The second pass of `--export-messages`: the frames as captured, or each message's
+        /// bytes cut from the reassembled streams as exported-PDU records.
+        private func exportMessages(_ selected: MessageExport, to path: String) throws {
+            guard export.exportFormat == .pdu else {
+                let copied = try FrameCopier.copy(selected.frames, from: input.files, to: path)
+                if !input.quiet { writeError("framescope: \(counted(copied, "frame")) of the selected messages written to \(path)\n") }
+                return
+            }
+            let file = try ExportedPDUFile(path: path)
+            var cut = try CapturePipeline(
+                input: input, limits: analysis.limits, sink: ExportedPDUCutter(selected.messages) { file.write($0.bytes, at: $0.timestamp) })
+            _ = cut.run()  // the analysis already reported what the inputs hold
+            try file.close()
+            if !input.quiet {
+                var note = "framescope: \(counted(file.records, "message")) written to \(path) as exported PDUs"
+                if selected.messagesLeftOut > 0 { note += " (\(selected.messagesLeftOut) more left out: at most \(MessageExport.maxMessages))" }
+                writeError(note + "\n")
+            }
         }
     }
 }

@@ -3,6 +3,14 @@ import FramescopeCore
 
 extension MessageExport.Kind: ExpressibleByArgument {}
 
+/// How `--export-messages` writes them.
+enum ExportFormat: String, ExpressibleByArgument, CaseIterable {
+    /// The frames that carried them, as captured.
+    case frames
+    /// One Wireshark "exported PDU" record (link type 252) per message: its bytes alone.
+    case pdu
+}
+
 /// `analyze --export-messages`: the frames that carried chosen messages, as a pcap to hand on.
 struct ExportMessagesOptions: ParsableArguments {
     @Option(
@@ -18,6 +26,12 @@ struct ExportMessagesOptions: ParsableArguments {
             valueName: "kind"))
     var exportOnly: [MessageExport.Kind] = []
 
+    @Option(
+        help: ArgumentHelp(
+            "frames: the frames that carried the messages, as captured; pdu: each message's bytes as a Wireshark exported-PDU record (link type 252).",
+            valueName: "format"))
+    var exportFormat: ExportFormat = .frames
+
     @Option(help: ArgumentHelp("Only this connection's messages (its ID in the report).", valueName: "id"))
     var exportConnection: Int?
 
@@ -26,10 +40,13 @@ struct ExportMessagesOptions: ParsableArguments {
 
     func validate() throws {
         guard let exportMessages else {
-            if !exportOnly.isEmpty || exportConnection != nil || !exportType.isEmpty {
-                throw ValidationError("--export-only, --export-connection and --export-type need --export-messages FILE.pcap")
+            if !exportOnly.isEmpty || exportConnection != nil || !exportType.isEmpty || exportFormat != .frames {
+                throw ValidationError("--export-only, --export-format, --export-connection and --export-type need --export-messages FILE.pcap")
             }
             return
+        }
+        if exportFormat == .pdu && !Set(exportOnly).isSubset(of: [.all, .partial]) {
+            throw ValidationError("--export-format pdu writes messages: --export-only all or partial (merged segments and malformed headers are frames)")
         }
         do { try OutputFile.check(exportMessages) } catch { throw ValidationError("--export-messages: \(error)") }
     }
@@ -51,6 +68,8 @@ struct ExportMessagesOptions: ParsableArguments {
                 types!.formUnion(values)
             }
         }
-        return MessageExport(kinds: exportOnly.isEmpty ? [.all] : Set(exportOnly), connection: exportConnection, types: types)
+        var selection = MessageExport(kinds: exportOnly.isEmpty ? [.all] : Set(exportOnly), connection: exportConnection, types: types)
+        selection.recordsMessages = exportFormat == .pdu
+        return selection
     }
 }
