@@ -26,7 +26,7 @@ import Glibc
         var stderr: String
     }
 
-    /// Runs the binary with posix_spawn and wait4, for its exit status and peak RSS.
+    /// Runs the binary under GNU time (posix_spawn), for its exit status and peak RSS.
     func measured(_ arguments: [String]) throws -> Outcome {
         let out = scratchDirectory + "framescope-adv-\(UUID().uuidString)"
         var actions = posix_spawn_file_actions_t()
@@ -34,17 +34,22 @@ import Glibc
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_addopen(&actions, 1, out + ".out", O_WRONLY | O_CREAT | O_TRUNC, 0o644)
         posix_spawn_file_actions_addopen(&actions, 2, out + ".err", O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        let argv = ([CLITests.binary] + arguments).map { strdup($0) } + [nil]
+        // The peak is GNU time's, not wait4's: a child spawned from this (large) test process
+        // inherits its high-water RSS across exec, and read 151 MiB for a few kilobytes of input.
+        let time = "/usr/bin/time"
+        guard FileManager.default.isExecutableFile(atPath: time) else { throw Failure("needs GNU time (apt-get install time, or scripts/install-deps --test)") }
+        let argv = ([time, "-f", "%M", "-o", out + ".rss", CLITests.binary] + arguments).map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
         var pid: pid_t = 0
-        guard posix_spawn(&pid, CLITests.binary, &actions, nil, argv, environ) == 0 else { throw Failure("spawn failed") }
+        guard posix_spawn(&pid, time, &actions, nil, argv, environ) == 0 else { throw Failure("spawn failed") }
         var status: Int32 = 0
-        var usage = rusage()
-        wait4(pid, &status, 0, &usage)
+        waitpid(pid, &status, 0)
         let stdout = (try? Data(contentsOf: URL(fileURLWithPath: out + ".out"))) ?? Data()
         let stderr = (try? String(contentsOfFile: out + ".err", encoding: .utf8)) ?? ""
         let report = (try? JSONSerialization.jsonObject(with: stdout) as? [String: Any]) ?? [:]
-        return Outcome(status: (status >> 8) & 0xFF, report: report, peakMiB: Double(usage.ru_maxrss) / 1024, stderr: stderr)
+        let kilobytes = (try? String(contentsOfFile: out + ".rss", encoding: .utf8)).flatMap { $0.split(separator: "\n").last.flatMap { Double($0) } }
+        guard let kilobytes else { throw Failure("GNU time wrote no peak RSS") }
+        return Outcome(status: (status >> 8) & 0xFF, report: report, peakMiB: kilobytes / 1024, stderr: stderr)
     }
 
     struct Failure: Error, CustomStringConvertible {
