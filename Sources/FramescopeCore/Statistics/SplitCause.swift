@@ -52,18 +52,39 @@ public enum SplitCause: Int, CaseIterable, Sendable, CustomStringConvertible {
     }
 }
 
-/// Partial messages or merged segments counted by cause.
+/// Partial messages or merged segments counted by cause: six counters in place (24 bytes, no
+/// allocation), as 50,000 connections carry two of these.
 public struct CauseCounts: Sendable, Equatable {
-    private var counts = [0, 0, 0, 0, 0, 0]
+    private var offload: UInt32 = 0, mss: UInt32 = 0, window: UInt32 = 0
+    private var retransmission: UInt32 = 0, nagle: UInt32 = 0, writes: UInt32 = 0
 
     public init() {}
 
     public subscript(cause: SplitCause) -> Int {
-        get { counts[cause.rawValue] }
-        set { counts[cause.rawValue] = newValue }
+        get {
+            switch cause {
+            case .offload: Int(offload)
+            case .mss: Int(mss)
+            case .window: Int(window)
+            case .retransmission: Int(retransmission)
+            case .nagle: Int(nagle)
+            case .writes: Int(writes)
+            }
+        }
+        set {
+            let n = UInt32(clamping: newValue)
+            switch cause {
+            case .offload: offload = n
+            case .mss: mss = n
+            case .window: window = n
+            case .retransmission: retransmission = n
+            case .nagle: nagle = n
+            case .writes: writes = n
+            }
+        }
     }
 
-    public var total: Int { counts.reduce(0, +) }
+    public var total: Int { SplitCause.allCases.reduce(0) { $0 + self[$1] } }
 
     /// The causes that counted anything, most first (ties in declaration order).
     public var ranked: [(cause: SplitCause, count: Int)] {
@@ -76,7 +97,7 @@ public struct CauseCounts: Sendable, Equatable {
     }
 
     public mutating func merge(_ other: CauseCounts) {
-        for i in counts.indices { counts[i] += other.counts[i] }
+        for cause in SplitCause.allCases { self[cause] += other[cause] }
     }
 }
 
