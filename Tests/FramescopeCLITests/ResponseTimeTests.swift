@@ -46,6 +46,19 @@ import Testing
         let text = try cli.run(["analyze", capture, "--dissector", "preset:postgres"]).stdout
         #expect(text.contains("response time by request type (84 requests answered in order"))
         #expect(text.contains("  Query ×84: p50 "))
+        // The HTML table shows the JSON's figures (the times in ms).
+        let html = try cli.run(["analyze", capture, "--dissector", "preset:postgres", "--format", "html"]).stdout
+        let query = try #require(byType["Query"] as? [String: Any])
+        let regex = try NSRegularExpression(pattern: #"data-json="responseTimes\.byType\.Query\.(\w+)" data-value="([^"]+)"(?: data-scale="1000")?>([^<]+)<"#)
+        let cells = regex.matches(in: html, range: NSRange(html.startIndex..., in: html)).map { m in
+            (1...3).map { String(html[Range(m.range(at: $0), in: html)!]) }
+        }
+        #expect(cells.count == 4)
+        for cell in cells {
+            let json = try #require((query[cell[0]] as? NSNumber)?.doubleValue, "\(cell[0])")
+            #expect(Double(cell[1]) == json, "\(cell[0])")
+            #expect(abs(Double(cell[2].replacingOccurrences(of: ",", with: ""))! - (cell[0] == "requests" ? json : json * 1000)) < 0.001, "\(cell[0])")
+        }
     }
 
     /// A server that pushes more than it answers is no request/response protocol: the times are

@@ -14,6 +14,7 @@ public enum AnalysisHTMLFormatter {
         }
         body += summary(r)
         body += network(r)
+        body += typesAndResponses(r)
         body += charts(r)
         body += protobuf(r)
         body += timeline(r)
@@ -111,6 +112,48 @@ public enum AnalysisHTMLFormatter {
             }
         }
         return out + "</tbody></table>\n"
+    }
+
+    /// Messages by type over all connections, and the response time per request type.
+    private static func typesAndResponses(_ r: AnalysisReport) -> String {
+        var out = ""
+        let names = Set(directions.flatMap { r.totals[keyPath: $0.keyPath].messageTypes?.keys.map { $0 } ?? [] }).sorted()
+        if !names.isEmpty {
+            out += "<h2>Message types</h2>\n<table class=\"figures\"><thead><tr><th></th>"
+            out += directions.map { "<th>\($0.label)</th><th>partial</th>" }.joined() + "</tr></thead><tbody>\n"
+            for name in names {
+                out += "<tr><th>\(escapeHTML(name))</th>"
+                for d in directions {
+                    let f = r.totals[keyPath: d.keyPath]
+                    for (key, n) in [("messageTypes", f.messageTypes?[name]), ("partialTypes", f.partialTypes?[name])] {
+                        guard let n else {
+                            out += "<td>0</td>"
+                            continue
+                        }
+                        // A name that is no plain path part (quoted ASCII values) is shown without its path.
+                        let plain = name.allSatisfy { $0.isLetter || $0.isNumber || $0 == "_" || $0 == "-" }
+                        out += plain ? "<td data-json=\"totals.\(d.key).\(key).\(name)\" data-value=\"\(n)\">\(grouped(n))</td>" : "<td>\(grouped(n))</td>"
+                    }
+                }
+                out += "</tr>\n"
+            }
+            out += "</tbody></table>\n"
+        }
+        if let times = r.responseTimes, times.requestResponse {
+            out += "<h2>Response time by request type</h2>\n<p class=\"meta\">\(counted(times.paired, "request")) answered in order, "
+            out += "from the request's last segment to the response's (Wireshark's service response time).</p>\n"
+            out += "<table class=\"figures\"><thead><tr><th>request</th><th>requests</th><th>p50 (ms)</th><th>p99 (ms)</th><th>max (ms)</th></tr></thead><tbody>\n"
+            for entry in times.byType {
+                let path = "responseTimes.byType.\(escapeHTML(entry.type))"
+                out += "<tr><th>\(escapeHTML(entry.type))</th><td data-json=\"\(path).requests\" data-value=\"\(entry.requests)\">\(grouped(entry.requests))</td>"
+                for (key, v) in [("p50", entry.seconds.p50), ("p99", entry.seconds.p99), ("max", entry.seconds.max)] {
+                    out += "<td data-json=\"\(path).\(key)\" data-value=\"\(number(v))\" data-scale=\"1000\">\(grouped((v * 1_000_000).rounded() / 1000))</td>"
+                }
+                out += "</tr>\n"
+            }
+            out += "</tbody></table>\n"
+        }
+        return out
     }
 
     /// tshark's side of the story: was anything lost on the wire, or only in the receive loop?
