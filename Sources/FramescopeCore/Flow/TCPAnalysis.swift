@@ -53,6 +53,9 @@ public struct RTTSummary: Sendable, Equatable {
     }
 }
 
+/// A window whose scale is not known (no handshake seen).
+let unknownWindow = UInt32.max
+
 /// Follows a connection's sequence and acknowledgment numbers as tshark's
 /// `tcp_analyze_sequence_number` does, for the figures above and the handshake's round trip.
 /// Kept beside the reassembly, which has its own (byte-exact) view of retransmissions.
@@ -78,8 +81,9 @@ struct TCPAnalysis {
         var mss: UInt16 = 0
         var scale: Int8 = -1
         var synSeen = false
-        /// The last window announced, in bytes (scaled); nil while the scale is unknown.
-        var windowBytes: UInt32?
+        /// The last window announced, in bytes (scaled); `unknownWindow` while the scale is
+        /// unknown (a window is at most 65,535 << 14, below it).
+        var windowBytes = unknownWindow
         /// The longest segment sent that was not over the MSS: a full segment without an MSS.
         var largest: UInt32 = 0
     }
@@ -90,11 +94,11 @@ struct TCPAnalysis {
     /// a prefix.
     struct UnackedList {
         var entries: [Unacked] = []
-        var head = 0
-        var tail = 0
+        var head: Int32 = 0
+        var tail: Int32 = 0
         var ordered = true
 
-        var count: Int { tail - head }
+        var count: Int { Int(tail - head) }
     }
 
     /// tshark keeps at most this many unacknowledged segments a direction (a capture of one
@@ -226,7 +230,7 @@ struct TCPAnalysis {
         } else if length >= 536 && length + 40 >= sender.largest {
             traits.insert(.fullSized)  // no handshake seen: as long as the longest so far
         }
-        if let window = receiver.windowBytes, receiver.lastAck &+ window == seq &+ length {
+        if receiver.windowBytes != unknownWindow, receiver.lastAck &+ receiver.windowBytes == seq &+ length {
             traits.insert(.windowLimited)
         }
         // Sent in order soon after the receiver's ACK of everything in flight, with nothing from
@@ -238,9 +242,9 @@ struct TCPAnalysis {
 
     /// A window field in bytes: scaled by the shift its sender announced when both SYNs carried
     /// the option (never in a SYN), unscaled when both SYNs came without; nil without the SYNs.
-    private static func windowBytes(_ window: UInt16, syn: Bool, of sender: Sender, peer: Sender) -> UInt32? {
+    private static func windowBytes(_ window: UInt16, syn: Bool, of sender: Sender, peer: Sender) -> UInt32 {
         if syn { return UInt32(window) }
-        guard sender.synSeen && peer.synSeen else { return nil }
+        guard sender.synSeen && peer.synSeen else { return unknownWindow }
         let shift = sender.scale >= 0 && peer.scale >= 0 ? UInt32(sender.scale) : 0
         return UInt32(window) << shift
     }
@@ -252,26 +256,35 @@ struct TCPAnalysis {
 }
 
 extension TCPAnalysis.UnackedList {
+    /// `head` and `tail` as indices (stored as 32 bits: 50,000 connections carry two lists).
+    private var h: Int {
+        get { Int(head) }
+        set { head = Int32(newValue) }
+    }
+    private var t: Int {
+        get { Int(tail) }
+        set { tail = Int32(newValue) }
+    }
+
     mutating func append(_ entry: TCPAnalysis.Unacked) {
-        if tail > head && Int32(bitPattern: entry.next &- entries[tail - 1].next) < 0 { ordered = false }
-        if tail == entries.count {
-            if head >= 64 && head * 2 >= tail { compact() }
-            if tail == entries.count {
-                if entries.capacity == 0 { entries.reserveCapacity(4) }  // one allocation for the usual few in flight
+        if t > h && Int32(bitPattern: entry.next &- entries[t - 1].next) < 0 { ordered = false }
+        if t == entries.count {
+            if h >= 64 && h * 2 >= t { compact() }
+            if t == entries.count {
                 entries.append(entry)
-                tail += 1
+                t += 1
                 return
             }
         }
-        entries[tail] = entry
-        tail += 1
+        entries[t] = entry
+        t += 1
     }
 
     /// Moves the live entries to the front.
     private mutating func compact() {
-        for i in head..<tail { entries[i - head] = entries[i] }
-        tail -= head
-        head = 0
+        for i in h..<t { entries[i - h] = entries[i] }
+        t -= h
+        h = 0
     }
 
     /// Drops what `ack` acknowledges, as tshark walks its list: every entry ending at or before
@@ -283,13 +296,13 @@ extension TCPAnalysis.UnackedList {
         var timed: Int64?
         let before = count
         if ordered {
-            while head < tail && acknowledged(entries[head]) {
-                if entries[head].next == ack && timed == nil { timed = entries[head].time }
-                head += 1
+            while h < t && acknowledged(entries[h]) {
+                if entries[h].next == ack && timed == nil { timed = entries[h].time }
+                h += 1
             }
         } else {
-            var kept = head
-            for i in head..<tail {
+            var kept = h
+            for i in h..<t {
                 let entry = entries[i]
                 if !acknowledged(entry) {
                     entries[kept] = entry
@@ -298,16 +311,16 @@ extension TCPAnalysis.UnackedList {
                 }
                 if entry.next == ack && timed == nil { timed = entry.time }
             }
-            tail = kept
+            t = kept
             ordered = true
-            if tail - head > 1 {
-                for i in (head + 1)..<tail where Int32(bitPattern: entries[i].next &- entries[i - 1].next) < 0 { ordered = false }
+            if t - h > 1 {
+                for i in (h + 1)..<t where Int32(bitPattern: entries[i].next &- entries[i - 1].next) < 0 { ordered = false }
             }
         }
         context.unackedSegments -= before - count
-        if head == tail {
-            head = 0
-            tail = 0
+        if h == t {
+            h = 0
+            t = 0
             ordered = true
             if entries.count > 1024 { entries = [] }  // after a burst: give the memory back
         }
