@@ -43,13 +43,14 @@ struct Result: Equatable {
 /// calls of the same frame, as reassembly does when a segment is delivered in parts.
 func run(
     _ spec: DissectorSpec, isClient: Bool, stream: UnsafeRawBufferPointer, cuts: [Int], splits: Set<Int> = [], gapAt: Int?, typed: Bool,
-    midStream: Bool = false
+    midStream: Bool = false, traitSeed: UInt32 = 0, recutMSS: Int = 0
 ) -> Result {
     let check = spec.hasBody ? ProtobufCheck(schema: typed ? schema : nil, scope: .lengthFramed) : nil
     var analyzer = DirectionAnalyzer(
         dissector: shared[parsed.firstIndex(of: spec)!][isClient ? 0 : 1], connection: ConnectionID(0), direction: .clientToServer, protobuf: check)
     var context = AnalysisContext()
     context.recordMessages = true
+    context.recutMSS = recutMSS
     var offset = 0
     var frame: UInt64 = 0
     var sequence: Int64 = 0
@@ -64,7 +65,8 @@ func run(
             analyzer.feed(
                 StreamChunk(
                     connection: ConnectionID(0), direction: .clientToServer, offset: sequence, capturedOffset: Int64(offset), bytes: part,
-                    frame: frame, timestamp: Timestamp(nanoseconds: Int64(frame)), midStream: midStream),
+                    frame: frame, timestamp: Timestamp(nanoseconds: Int64(frame)), midStream: midStream,
+                    traits: SegmentTraits(rawValue: UInt8(truncatingIfNeeded: (UInt32(truncatingIfNeeded: frame) &* 0x9E37_79B1 ^ traitSeed) >> 7) & 0x1F)),
                 context: &context)
             sequence += Int64(part.count)
             offset = piece
@@ -102,9 +104,30 @@ public func fuzz(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
     // their bytes are handed over: every other cut splits a segment instead of ending it.
     let segmentEnds = cuts.enumerated().filter { $0.offset % 2 == 0 }.map(\.element)
     let splits = Set(cuts.enumerated().filter { $0.offset % 2 == 1 }.map(\.element))
-    let whole = run(spec, isClient: isClient, stream: stream, cuts: segmentEnds, gapAt: nil, typed: typed, midStream: midStream)
-    let chunked = run(spec, isClient: isClient, stream: stream, cuts: segmentEnds, splits: splits, gapAt: nil, typed: typed, midStream: midStream)
+    // How each segment was sent (SegmentTraits), drawn per frame: the same segment, the same traits.
+    let traitSeed = UInt32(input[1]) &* 0x0101_0101 ^ UInt32(input[2])
+    let whole = run(spec, isClient: isClient, stream: stream, cuts: segmentEnds, gapAt: nil, typed: typed, midStream: midStream, traitSeed: traitSeed)
+    let chunked = run(
+        spec, isClient: isClient, stream: stream, cuts: segmentEnds, splits: splits, gapAt: nil, typed: typed, midStream: midStream, traitSeed: traitSeed)
     precondition(whole.frames == chunked.frames, "chunking changed the frames")
+    // Every partial message and merged segment has one cause; the same segments, the same causes.
+    for r in [whole, chunked] {
+        precondition(r.analysis.partialCauses.total == r.analysis.partialMessages, "a partial message without exactly one cause")
+        precondition(r.analysis.mergedCauses.total == r.analysis.mergedSegments, "a merged segment without exactly one cause")
+    }
+    if whole.analysis.partialMessages == chunked.analysis.partialMessages && whole.analysis.mergedSegments == chunked.analysis.mergedSegments {
+        precondition(whole.analysis.partialCauses == chunked.analysis.partialCauses && whole.analysis.mergedCauses == chunked.analysis.mergedCauses,
+                     "chunking changed the causes")
+    }
+    // Re-cut as the wire would have carried it (--mss): the messages stay, when nothing made
+    // the framing search (recovery weighs where segments start).
+    if !midStream && whole.analysis.malformed == 0 && whole.analysis.undissectedBytes == 0 {
+        let recut = run(
+            spec, isClient: isClient, stream: stream, cuts: segmentEnds, gapAt: nil, typed: typed, midStream: false, traitSeed: traitSeed,
+            recutMSS: 64 + Int(input[2] % 64))
+        precondition(recut.frames == whole.frames, "re-cutting segments changed the messages")
+        precondition(recut.analysis.partialCauses.total == recut.analysis.partialMessages, "a re-cut partial message without one cause")
+    }
     precondition(whole.analysis.malformed == chunked.analysis.malformed && whole.analysis.undissectedBytes == chunked.analysis.undissectedBytes,
                  "chunking changed malformed/undissected")
     precondition(
