@@ -18,13 +18,23 @@ struct RequestQueue {
     /// A connection keeps at most this many requests waiting; older ones are given up.
     static let limit = 256
 
+    /// Requests waiting now.
+    var waiting: Int { pending.count - head }
+    /// Entries the storage holds (waiting ones and given-up or answered ones not yet dropped):
+    /// at most twice `limit`.
+    var stored: Int { pending.count }
+
     mutating func request(type: UInt64?, at time: Int64, context: inout AnalysisContext) {
-        if pending.count - head == Self.limit {
+        if waiting == Self.limit {
             head += 1
             context.responseTimes.abandoned += 1
         }
         if head > 0 && head == pending.count {
             pending.removeAll(keepingCapacity: true)
+            head = 0
+        } else if head >= Self.limit {
+            // A client that keeps asking with answers behind: drop what was answered or given up.
+            pending.removeFirst(head)
             head = 0
         }
         pending.append((type, time))
@@ -34,7 +44,12 @@ struct RequestQueue {
         guard head < pending.count else {
             context.responseTimes.unpaired += 1
             unpaired += 1
-            if unpaired >= 32 && unpaired > 4 * paired { pushing = true }
+            if unpaired >= 32 && unpaired > 4 * paired {
+                pushing = true
+                context.responseTimes.unanswered += waiting  // never paired from here on
+                pending = []
+                head = 0
+            }
             return
         }
         let request = pending[head]
