@@ -87,11 +87,9 @@ public enum AnalysisMarkdownFormatter {
     private static func types(_ r: AnalysisReport) -> String {
         var out = ""
         for (label, f) in [("client → server", r.totals.clientToServer), ("server → client", r.totals.serverToClient)] {
-            guard let types = f.messageTypes, !types.isEmpty else { continue }
-            let partial = f.partialTypes ?? [:]
-            let listed = types.sorted { ($0.value, $1.key) > ($1.value, $0.key) }.map { name, n in
-                "`\(name)` ×\(n)" + (partial[name].map { " (\($0) partial)" } ?? "")
-            }
+            let types = f.rankedTypes
+            guard !types.isEmpty else { continue }
+            let listed = types.map { "`\($0.name)` ×\($0.messages)" + ($0.partial.map { " (\($0) partial)" } ?? "") }
             out += "- **\(label):** " + listed.joined(separator: ", ") + "\n"
         }
         return out.isEmpty ? "" : "\n**Message types**\n\n" + out
@@ -178,11 +176,5 @@ public enum AnalysisMarkdownFormatter {
     }
 
     /// Seconds as milliseconds with three decimals.
-    private static func milliseconds(_ seconds: Double) -> String {
-        let micro = Int((seconds * 1e6).rounded())
-        let fraction = String(micro % 1000)
-        return "\(micro / 1000).\(String(repeating: "0", count: 3 - fraction.count))\(fraction) ms"
-    }
-
     private static func pct(_ value: Double) -> String { percentText(value) }
 }

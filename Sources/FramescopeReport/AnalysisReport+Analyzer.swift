@@ -43,10 +43,7 @@ extension AnalysisReport {
         all.merge(perDirection.serverToClient)
         let check = analyzer.protobuf
         var up = Figures(perDirection.clientToServer, protobuf: check), down = Figures(perDirection.serverToClient, protobuf: check)
-        // Types add up across connections only when one SPEC framed them all (two protocols'
-        // type values mean different things).
-        let choice = analyzer.choice
-        if let spec = choice.byServerPort.isEmpty ? choice.byDefault : choice.byDefault == nil && choice.byServerPort.count == 1 ? choice.byServerPort.first?.value : nil {
+        if let spec = analyzer.choice.onlySpec {
             up.messageTypes = typeCounts(perDirection.clientToServer.types, spec: spec, .clientToServer)
             up.partialTypes = typeCounts(perDirection.clientToServer.partialTypes, spec: spec, .clientToServer)
             down.messageTypes = typeCounts(perDirection.serverToClient.types, spec: spec, .serverToClient)

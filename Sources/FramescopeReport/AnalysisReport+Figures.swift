@@ -212,3 +212,10 @@ func typeCounts(_ counts: [UInt64: Int], spec: DissectorSpec, _ direction: Direc
     let names = spec.typeNames(fromClient: direction == .clientToServer)
     return Dictionary(counts.map { (typeLabel($0.key, names: names), $0.value) }, uniquingKeysWith: +)
 }
+
+extension AnalysisReport.Figures {
+    /// Totals by type, most messages first (ties by name), each with its partial messages.
+    var rankedTypes: [(name: String, messages: Int, partial: Int?)] {
+        (messageTypes ?? [:]).sorted { ($0.value, $1.key) > ($1.value, $0.key) }.map { ($0.key, $0.value, partialTypes?[$0.key]) }
+    }
+}

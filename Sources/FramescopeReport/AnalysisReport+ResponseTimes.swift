@@ -17,9 +17,7 @@ extension AnalysisReport {
         init(_ t: ResponseTimes, choice: DissectorChoice) {
             requestResponse = t.looksLikeRequestResponse
             (paired, unpaired, unanswered, abandoned) = (t.paired, t.unpaired, t.unanswered, t.abandoned)
-            // Names only when one SPEC framed everything (two protocols' values differ in meaning).
-            let spec = choice.byServerPort.isEmpty ? choice.byDefault : choice.byDefault == nil && choice.byServerPort.count == 1 ? choice.byServerPort.first?.value : nil
-            let names = spec?.typeNames(fromClient: true) ?? [:]
+            let names = choice.onlySpec?.typeNames(fromClient: true) ?? [:]
             // By label: values that share a name (MQTT's flags) share a line.
             var byLabel: [String: QuantileHistogram] = [:]
             for (value, h) in t.byType {

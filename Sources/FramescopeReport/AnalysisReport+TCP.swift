@@ -144,10 +144,13 @@ extension ConnectionAnalysis {
 
 /// "0.052 ms", "3.1 ms", "1.20 s".
 func duration(_ s: Double) -> String {
-    if s < 0.01 { return formatted(s * 1000, decimals: 3) + " ms" }
+    if s < 0.01 { return milliseconds(s) }
     if s < 1 { return formatted(s * 1000, decimals: 1) + " ms" }
     return formatted(s, decimals: 2) + " s"
 }
+
+/// Seconds as milliseconds to the microsecond: "12.288 ms".
+func milliseconds(_ s: Double) -> String { formatted(s * 1000, decimals: 3) + " ms" }
 
 private func formatted(_ x: Double, decimals: Int) -> String {
     var scale = 1.0

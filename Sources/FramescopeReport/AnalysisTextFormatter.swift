@@ -105,11 +105,9 @@ public enum AnalysisTextFormatter {
     private static func types(_ r: AnalysisReport) -> String {
         var s = ""
         for (label, f) in [("client → server", r.totals.clientToServer), ("server → client", r.totals.serverToClient)] {
-            guard let types = f.messageTypes, !types.isEmpty else { continue }
-            let partial = f.partialTypes ?? [:]
-            let top = types.sorted { ($0.value, $1.key) > ($1.value, $0.key) }.prefix(12).map { name, n in
-                "\(name) ×\(n)" + (partial[name].map { " (\($0) partial)" } ?? "")
-            }
+            let types = f.rankedTypes
+            guard !types.isEmpty else { continue }
+            let top = types.prefix(12).map { "\($0.name) ×\($0.messages)" + ($0.partial.map { " (\($0) partial)" } ?? "") }
             s += "  all, \(label): " + top.joined(separator: ", ") + (types.count > 12 ? ", …" : "") + "\n"
         }
         for c in r.connections {

@@ -11,6 +11,12 @@ public struct DissectorChoice: Sendable {
     public func spec(for connection: ConnectionInfo) -> DissectorSpec? {
         byServerPort[connection.server.port] ?? byDefault
     }
+
+    /// The SPEC, when one frames every dissected connection (figures by type value add up
+    /// across connections only then: two protocols' values mean different things).
+    public var onlySpec: DissectorSpec? {
+        byServerPort.isEmpty ? byDefault : byDefault == nil && byServerPort.count == 1 ? byServerPort.first?.value : nil
+    }
 }
 
 /// A finalized connection with what its dissector found in each direction. A class: reports

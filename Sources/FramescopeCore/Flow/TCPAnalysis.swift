@@ -241,7 +241,8 @@ struct TCPAnalysis {
     }
 
     /// A window field in bytes: scaled by the shift its sender announced when both SYNs carried
-    /// the option (never in a SYN), unscaled when both SYNs came without; nil without the SYNs.
+    /// the option (never in a SYN), unscaled when both SYNs came without; `unknownWindow`
+    /// without the SYNs.
     private static func windowBytes(_ window: UInt16, syn: Bool, of sender: Sender, peer: Sender) -> UInt32 {
         if syn { return UInt32(window) }
         guard sender.synSeen && peer.synSeen else { return unknownWindow }

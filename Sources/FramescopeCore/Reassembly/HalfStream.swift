@@ -117,8 +117,7 @@ struct HalfStream {
                 return
             }
             if countLate(from: start, to: end, context: &context) { return }
-            statistics.retransmissions += 1
-            context.retransmissions[route.direction] += 1
+            countRetransmission(route, context: &context)
             checkOverlap(payload, at: start, frame: frame, route: route, sink: &sink, state: &state)
             return
         }
@@ -129,15 +128,16 @@ struct HalfStream {
             if added {
                 statistics.outOfOrder += 1
                 context.outOfOrder[route.direction] += 1
-            } else { statistics.retransmissions += 1; context.retransmissions[route.direction] += 1 }
+            } else {
+                countRetransmission(route, context: &context)
+            }
             enforceLimits(route: route, context: &context, sink: &sink, state: &state)
             return
         }
         var fresh = payload
         if start < frontier {
             traits.insert(.retransmitted)
-            statistics.retransmissions += 1
-            context.retransmissions[route.direction] += 1
+            countRetransmission(route, context: &context)
             let overlap = Int(frontier - start)
             checkOverlap(payload.slice(from: 0, count: overlap), at: start, frame: frame, route: route, sink: &sink, state: &state)
             fresh = payload.dropFirst(overlap)
@@ -145,6 +145,12 @@ struct HalfStream {
         let tail = Int(end - frontier) - fresh.count
         deliver(fresh, missingTail: tail, frame: frame, timestamp: timestamp, traits: traits, route: route, context: &context, sink: &sink, state: &state)
         drain(route: route, context: &context, sink: &sink, state: &state)
+    }
+
+    /// A segment that carried bytes already sent: in this direction's figures and the totals.
+    private mutating func countRetransmission(_ route: Route, context: inout ReassemblyContext) {
+        statistics.retransmissions += 1
+        context.retransmissions[route.direction] += 1
     }
 
     // MARK: Delivery

@@ -54,7 +54,6 @@ struct SegmentLedger {
 
     /// The message in progress completed in the current segment; returns why it was split, if
     /// it was.
-    @discardableResult
     mutating func countMessage(figures f: inout DirectionAnalysis, merged: inout Merged?) -> SplitCause? {
         var cause: SplitCause?
         if messageSegments >= 2 {
