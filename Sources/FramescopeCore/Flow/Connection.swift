@@ -55,10 +55,10 @@ public enum FinalizeReason: String, Sendable {
 }
 
 /// The one record of a tracked connection: identity, both half-streams and the sink's state
-/// for it, mutated in place inside the flow table.
+/// for it, mutated in place inside the flow table. When it was last active the table keeps
+/// apart (`FlowTable.Activity`), where its sweeps read it.
 struct Connection<State> {
     var info: ConnectionInfo
-    var lastSeen: Timestamp
     var packets = 0
     /// Sequence number of the client's SYN, when one opened the connection.
     var clientSequence: UInt32?
@@ -77,15 +77,15 @@ struct Connection<State> {
         (key.low == info.client && key.high == info.server) || (key.low == info.server && key.high == info.client)
     }
 
-    init(info: ConnectionInfo, lastSeen: Timestamp, state: State) {
+    init(info: ConnectionInfo, state: State) {
         self.info = info
-        self.lastSeen = lastSeen
         self.state = state
     }
 
+    /// Reads the flags in place (a copy of the statistics retains their out-of-line box).
     var isClosed: Bool {
-        let a = clientToServer.statistics, b = serverToClient.statistics
-        return a.rstSeen || b.rstSeen || (a.finSeen && b.finSeen)
+        clientToServer.statistics.rstSeen || serverToClient.statistics.rstSeen
+            || (clientToServer.statistics.finSeen && serverToClient.statistics.finSeen)
     }
 
     var end: ConnectionEnd {
@@ -110,7 +110,6 @@ struct Connection<State> {
         _ segment: TCPSegment, frame: UInt64, timestamp: Timestamp, context: inout ReassemblyContext, sink: inout Sink
     ) where Sink.ConnectionState == State {
         packets += 1
-        lastSeen = timestamp
         let direction = direction(from: segment.source)
         let traits = tcp.observe(
             segment, from: direction, at: timestamp, context: &context,
@@ -137,16 +136,16 @@ struct Connection<State> {
 
     /// Delivers what is left (holes become gaps) and tells the sink the connection is done.
     mutating func finalize<Sink: StreamSink>(
-        reason: FinalizeReason, context: inout ReassemblyContext, sink: inout Sink
+        reason: FinalizeReason, lastSeen: Timestamp, context: inout ReassemblyContext, sink: inout Sink
     ) where Sink.ConnectionState == State {
         let id = info.id
         tcp.release(context: &context)
         clientToServer.flush(route: .init(connection: id, direction: .clientToServer), context: &context, sink: &sink, state: &state)
         serverToClient.flush(route: .init(connection: id, direction: .serverToClient), context: &context, sink: &sink, state: &state)
-        sink.connectionClosed(summary(finalizedBy: reason), state: state)
+        sink.connectionClosed(summary(finalizedBy: reason, lastSeen: lastSeen), state: state)
     }
 
-    func summary(finalizedBy reason: FinalizeReason) -> ConnectionSummary {
+    func summary(finalizedBy reason: FinalizeReason, lastSeen: Timestamp) -> ConnectionSummary {
         ConnectionSummary(
             info: info, lastSeen: lastSeen, packets: packets,
             directions: PerDirection(clientToServer: clientToServer.statistics, serverToClient: serverToClient.statistics), end: end,

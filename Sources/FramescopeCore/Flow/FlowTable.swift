@@ -13,6 +13,8 @@ public struct FlowTable<Sink: StreamSink> {
     public var activeConnections: Int { connections.count }
 
     private var connections: [Connection<Sink.ConnectionState>] = []
+    /// Each connection's last activity, in the slot of its record.
+    private var activity: [ConnectionActivity] = []
     private var index = FlowIndex()
     /// Connections in `connections` that are closed (waiting out `closedTimeout`).
     private var closedConnections = 0
@@ -54,13 +56,19 @@ public struct FlowTable<Sink: StreamSink> {
             if let existing { finalize(slot: existing, reason: .reused) }
             slot = open(segment, key: key, frame: frame, timestamp: timestamp)
         }
-        // Only a FIN or an RST can close a connection: the check costs nothing on other packets.
-        let mayClose = segment.flags.contains(.fin) || segment.flags.contains(.rst)
-        let wasClosed = mayClose && connections[slot].isClosed
+        // Only a FIN or an RST can close a connection, and a SYN reopen it (a new attempt clears
+        // an earlier one's FIN and RST): the check costs nothing on other packets.
+        let flags = segment.flags
+        let mayClose = flags.contains(.fin) || flags.contains(.rst)
         connections[slot].receive(segment, frame: frame, timestamp: timestamp, context: &context, sink: &sink)
-        if mayClose && !wasClosed && connections[slot].isClosed {
-            closedConnections += 1
-            if closedConnections > context.options.maxClosedConnections { finalizeLeastRecentlyClosed() }
+        activity[slot].lastSeen = timestamp
+        if mayClose || flags.contains(.syn) {
+            let closes = mayClose && !activity[slot].isClosed && connections[slot].isClosed
+            activity[slot].isClosed = connections[slot].isClosed
+            if closes {
+                closedConnections += 1
+                if closedConnections > context.options.maxClosedConnections { finalizeLeastRecentlyClosed() }
+            }
         }
         if context.bufferedBytes > context.options.maxBufferedBytesTotal { evictBufferedData() }
     }
@@ -68,15 +76,20 @@ public struct FlowTable<Sink: StreamSink> {
     /// Calls `body` with each open connection (summarized as if the input ended now) and the
     /// sink's state for it, in no set order: what a live view shows.
     public func forEachOpenConnection(_ body: (ConnectionSummary, Sink.ConnectionState) throws -> Void) rethrows {
-        for connection in connections { try body(connection.summary(finalizedBy: .endOfInput), connection.state) }
+        for (connection, activity) in zip(connections, activity) {
+            try body(connection.summary(finalizedBy: .endOfInput, lastSeen: activity.lastSeen), connection.state)
+        }
     }
 
     /// Finalizes every connection still open, in ID order, where it lies (none is taken out of
     /// the array one by one: at the end of a 50,000-connection capture that moved every record).
     public mutating func finish() {
         let order = connections.indices.sorted { connections[$0].info.id < connections[$1].info.id }
-        for slot in order { connections[slot].finalize(reason: .endOfInput, context: &context, sink: &sink) }
+        for slot in order {
+            connections[slot].finalize(reason: .endOfInput, lastSeen: activity[slot].lastSeen, context: &context, sink: &sink)
+        }
         connections.removeAll()
+        activity.removeAll()
         index = FlowIndex()
         closedConnections = 0
     }
@@ -104,9 +117,10 @@ public struct FlowTable<Sink: StreamSink> {
             id: ConnectionID(connectionsOpened), client: client, server: server, roleEvidence: evidence,
             firstFrame: frame, firstSeen: timestamp)
         connectionsOpened += 1
-        var connection = Connection(info: info, lastSeen: timestamp, state: sink.connectionOpened(info))
+        var connection = Connection(info: info, state: sink.connectionOpened(info))
         if segment.flags.contains(.syn) && !segment.flags.contains(.ack) { connection.clientSequence = segment.sequence }
         connections.append(connection)
+        activity.append(ConnectionActivity(lastSeen: timestamp))
         index.insert(key, slot: connections.count - 1)
         return connections.count - 1
     }
@@ -123,20 +137,21 @@ public struct FlowTable<Sink: StreamSink> {
 
     /// Takes the connection out (the last one moves into its slot) and finalizes it.
     private mutating func finalize(slot: Int, reason: FinalizeReason) {
-        var connection = remove(slot: slot)
-        connection.finalize(reason: reason, context: &context, sink: &sink)
+        var (connection, activity) = remove(slot: slot)
+        connection.finalize(reason: reason, lastSeen: activity.lastSeen, context: &context, sink: &sink)
     }
 
     /// Takes the connection out of the table and the index; the last one moves into its slot.
-    private mutating func remove(slot: Int) -> Connection<Sink.ConnectionState> {
-        if connections[slot].isClosed { closedConnections -= 1 }
+    private mutating func remove(slot: Int) -> (Connection<Sink.ConnectionState>, ConnectionActivity) {
+        if activity[slot].isClosed { closedConnections -= 1 }
         index.remove(connections[slot].key, slot: slot)
         let last = connections.count - 1
         if slot != last {
             connections.swapAt(slot, last)
+            activity.swapAt(slot, last)
             index.move(connections[slot].key, from: last, to: slot)
         }
-        return connections.removeLast()
+        return (connections.removeLast(), activity.removeLast())
     }
 
     /// Finalizes several connections where they lie, in ID order so that their events come out
@@ -148,16 +163,10 @@ public struct FlowTable<Sink: StreamSink> {
         order.reserveCapacity(due.count)
         for (slot, reason) in due { order.append((connections[slot].info.id, slot, reason)) }
         order.sort { $0.id < $1.id }
-        for (_, slot, reason) in order { connections[slot].finalize(reason: reason, context: &context, sink: &sink) }
+        for (_, slot, reason) in order {
+            connections[slot].finalize(reason: reason, lastSeen: activity[slot].lastSeen, context: &context, sink: &sink)
+        }
         for slot in due.map(\.slot).sorted(by: >) { _ = remove(slot: slot) }
-    }
-
-    /// The `count` least recently active slots among those `include` accepts.
-    private func leastRecentlyActive(_ count: Int, where include: (borrowing Connection<Sink.ConnectionState>) -> Bool) -> [Int] {
-        var candidates: [(lastSeen: Timestamp, slot: Int)] = []
-        for slot in connections.indices where include(connections[slot]) { candidates.append((connections[slot].lastSeen, slot)) }
-        candidates.sort { $0.lastSeen < $1.lastSeen }
-        return candidates.prefix(count).map(\.slot)
     }
 
     // MARK: Time and limits
@@ -170,22 +179,14 @@ public struct FlowTable<Sink: StreamSink> {
         let options = context.options
         let interval = max(1_000_000_000, min(options.idleTimeout, options.closedTimeout) / 4)
         nextSweep = Timestamp(nanoseconds: clock.nanoseconds &+ interval)
-        var due: [(slot: Int, reason: FinalizeReason)] = []
-        for slot in connections.indices {
-            let idle = clock.nanoseconds - connections[slot].lastSeen.nanoseconds
-            if connections[slot].isClosed && idle > options.closedTimeout {
-                due.append((slot, .closedTimeout))
-            } else if idle > options.idleTimeout {
-                due.append((slot, .idleTimeout))
-            }
-        }
+        let due = activity.due(at: clock, options: options)
         if !due.isEmpty { finalize(due) }
     }
 
     /// Past `maxConnections`: finalize the least recently active sixteenth in one pass, so a
     /// flood of new 4-tuples costs amortized O(log n) per connection.
     private mutating func evictLeastRecentlyActive() {
-        let victims = leastRecentlyActive(max(1, connections.count / 16)) { _ in true }
+        let victims = activity.leastRecentlyActive(max(1, connections.count / 16), closedOnly: false)
         context.connectionLimitEvictions += victims.count
         finalize(victims.map { ($0, .connectionLimit) })
     }
@@ -194,7 +195,7 @@ public struct FlowTable<Sink: StreamSink> {
     /// ones in one pass (a scan of the table per thousand or so closed connections).
     private mutating func finalizeLeastRecentlyClosed() {
         let limit = context.options.maxClosedConnections
-        let victims = leastRecentlyActive(max(1, closedConnections - limit + limit / 4)) { $0.isClosed }
+        let victims = activity.leastRecentlyActive(max(1, closedConnections - limit + limit / 4), closedOnly: true)
         context.closedLimitFinalized += victims.count
         finalize(victims.map { ($0, .closedLimit) })
     }
