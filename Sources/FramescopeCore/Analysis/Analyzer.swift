@@ -41,8 +41,8 @@ final class FramingPlan: Sendable {
     let spec: DissectorSpec
     /// Per direction: PostgreSQL frames the client's and the server's start differently.
     let dissectors: PerDirection<SharedDissector>
-    /// The body check, when it applies to this SPEC.
-    let protobuf: ProtobufCheck?
+    /// What the body check holds bodies to, when it applies to this SPEC (nil: unchecked).
+    let bodyRules: BodyRules?
     /// The SPEC's request and response types (nil: every message is one), held apart so the
     /// pairing per message copies no SPEC.
     let requestTypes: Set<UInt64>?, responseTypes: Set<UInt64>?
@@ -51,7 +51,7 @@ final class FramingPlan: Sendable {
         self.spec = spec
         let client = SharedDissector(spec.makeDissector(isClient: true)), server = spec.makeDissector(isClient: false)
         dissectors = PerDirection(clientToServer: client, serverToClient: server == client.dissector ? client : SharedDissector(server))
-        self.protobuf = protobuf.flatMap { $0.applies(to: spec) ? $0 : nil }
+        bodyRules = protobuf.flatMap { $0.applies(to: spec) ? BodyRules(schema: $0.schema) : nil }
         requestTypes = spec.requestTypes
         responseTypes = spec.responseTypes
     }
@@ -129,7 +129,7 @@ public struct Analyzer: StreamSink {
         return Framing(
             plan: plan,
             directions: PerDirection {
-                DirectionAnalyzer(dissector: plan.dissectors[$0], connection: connection.id, direction: $0, protobuf: plan.protobuf)
+                DirectionAnalyzer(dissector: plan.dissectors[$0], connection: connection.id, direction: $0, bodyRules: plan.bodyRules)
             })
     }
 

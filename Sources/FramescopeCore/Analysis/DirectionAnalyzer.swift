@@ -45,12 +45,17 @@ struct DirectionAnalyzer {
     /// Stream offset one past the last byte seen.
     private var end: Int64 = 0
 
-    init(dissector: SharedDissector, connection: ConnectionID, direction: Direction, protobuf: ProtobufCheck? = nil) {
+    /// - Parameter bodyRules: what bodies are checked against, nil when they are not checked.
+    init(dissector: SharedDissector, connection: ConnectionID, direction: Direction, bodyRules: BodyRules?) {
         cutter = FrameCutter(dissector)
         self.connection = connection
         self.direction = direction
-        inspection = BodyInspection(schema: protobuf?.schema)
-        checksBodies = protobuf != nil
+        inspection = BodyInspection(rules: bodyRules ?? .none)
+        checksBodies = bodyRules != nil
+    }
+
+    init(dissector: SharedDissector, connection: ConnectionID, direction: Direction, protobuf: ProtobufCheck? = nil) {
+        self.init(dissector: dissector, connection: connection, direction: direction, bodyRules: protobuf.map { BodyRules(schema: $0.schema) })
     }
 
     // MARK: Input

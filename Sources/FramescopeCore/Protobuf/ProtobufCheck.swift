@@ -23,15 +23,30 @@ public struct ProtobufCheck: Sendable {
     }
 }
 
+/// What a framing plan checks every body against, made once and shared by its directions.
+final class BodyRules: Sendable {
+    let schema: ProtobufSchema?
+    /// `schema != nil`, read per body without the optional struct's value witnesses.
+    let hasSchema: Bool
+    let countDefault: UInt64
+
+    init(schema: ProtobufSchema?) {
+        self.schema = schema
+        hasSchema = schema != nil
+        countDefault = schema?.countDefault ?? 0
+    }
+
+    /// For directions whose bodies go unchecked.
+    static let none = BodyRules(schema: nil)
+}
+
 /// The protobuf check of one direction's bodies: cuts the body out of the frame bytes passing
 /// by (stream offsets), feeds the scanner, and keeps what the evidence needs. A body whole in
 /// one chunk is checked in one call and keeps nothing; the scanner and the evidence of a body
 /// that streams or fails live out of line, allocated when first needed.
 struct BodyInspection {
-    private let schema: ProtobufSchema?
-    /// `schema != nil`, read per body without the optional struct's value witnesses.
-    private let hasSchema: Bool
-    private let countDefault: UInt64
+    /// Shared by every direction a plan frames: a reference, not the schema, in each.
+    private let rules: BodyRules
     private var start: Int64 = 0
     private var end: Int64 = 0
     private(set) var active = false
@@ -56,10 +71,8 @@ struct BodyInspection {
     /// A body is being checked (streaming) or was checked whole and awaits `finish`.
     var isPending: Bool { active || wholeVerdict != nil }
 
-    init(schema: ProtobufSchema?) {
-        self.schema = schema
-        hasSchema = schema != nil
-        countDefault = schema?.countDefault ?? 0
+    init(rules: BodyRules) {
+        self.rules = rules
     }
 
     var bodyStart: Int64 { start }
@@ -70,7 +83,7 @@ struct BodyInspection {
         self.end = end
         active = true
         wholeVerdict = nil
-        let schema = schema
+        let schema = rules.schema
         update { d in
             d.prefix.removeAll()
             if d.scanner == nil { d.scanner = ProtobufScanner(schema: schema) }
@@ -83,15 +96,15 @@ struct BodyInspection {
     mutating func checkWhole(_ body: UnsafeRawBufferPointer, start: Int64, frame: UInt64) {
         self.start = start
         end = start + Int64(body.count)
-        if !hasSchema {
+        if !rules.hasSchema {
             switch ProtobufScanner.checkWhole(body) {
             case .valid:
                 active = false
-                wholeVerdict = (nil, countDefault)
+                wholeVerdict = (nil, rules.countDefault)
                 return
             case .invalid(let reason, let at):
                 active = false
-                wholeVerdict = ((reason, at), countDefault)
+                wholeVerdict = ((reason, at), rules.countDefault)
                 update { d in
                     d.prefix.removeAll()
                     d.prefix.append(body, limit: 16)
@@ -130,7 +143,7 @@ struct BodyInspection {
             return verdict
         }
         active = false
-        let countDefault = countDefault
+        let countDefault = rules.countDefault
         return update { d in
             let failedBefore = d.scanner!.failure != nil
             let failure = d.scanner!.finish()
