@@ -16,8 +16,6 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
-        // Only its descriptor types (the library, no code-generation plugin).
-        .package(url: "https://github.com/apple/swift-protobuf", from: "1.28.0"),
     ],
     targets: [
         .systemLibrary(name: "CPcap", pkgConfig: "libpcap", providers: [.apt(["libpcap-dev"])]),
@@ -34,7 +32,7 @@ let package = Package(
         .target(name: "FramescopeReport", dependencies: ["FramescopeCore"]),
         // Synthetic traffic for tests, fuzzing and the benchmark (framescope synth); not on the analysis path.
         .target(name: "FramescopeSynthetic", dependencies: ["FramescopeCore"]),
-        .target(name: "FramescopeProtobuf", dependencies: ["FramescopeCore", .product(name: "SwiftProtobuf", package: "swift-protobuf")]),
+        .target(name: "FramescopeProtobuf", dependencies: ["FramescopeCore"]),
         .executableTarget(
             name: "framescope",
             dependencies: [

@@ -1,6 +1,5 @@
-import Foundation
+import FoundationEssentials  // FileManager
 import FramescopeCore
-import SwiftProtobuf
 
 /// Reads a `protoc --descriptor_set_out=SET.pb --include_imports` file into the schema the body
 /// scanner uses: every message and enum type of every file, fields resolved to type indices.
@@ -11,13 +10,13 @@ public enum DescriptorSetLoader {
 
     public static func load(path: String, message: String, countBy: String?) throws -> ProtobufSchema {
         guard let data = FileManager.default.contents(atPath: path) else { throw LoadError(description: "\(path): cannot read the descriptor set") }
-        let set: Google_Protobuf_FileDescriptorSet
+        let set: DescriptorSet
         do {
-            set = try Google_Protobuf_FileDescriptorSet(serializedBytes: data)
+            set = try DescriptorSet(bytes: [UInt8](data))
         } catch {
             throw LoadError(description: "\(path): not a descriptor set (make one with protoc --descriptor_set_out=FILE --include_imports): \(error)")
         }
-        guard !set.file.isEmpty else { throw LoadError(description: "\(path): the descriptor set holds no .proto files") }
+        guard !set.files.isEmpty else { throw LoadError(description: "\(path): the descriptor set holds no .proto files") }
         var schema = try compile(set, root: message, path: path)
         if let countBy {
             do { try schema.countBy(fieldPath: countBy) } catch { throw LoadError(description: "--count-by \(countBy): \(error)") }
@@ -31,21 +30,21 @@ public enum DescriptorSetLoader {
         var checksUTF8: Bool
     }
 
-    static func compile(_ set: Google_Protobuf_FileDescriptorSet, root: String, path: String) throws -> ProtobufSchema {
-        var messages: [Named<Google_Protobuf_DescriptorProto>] = []
-        var enums: [Named<Google_Protobuf_EnumDescriptorProto>] = []
-        func collect(_ type: Google_Protobuf_DescriptorProto, scope: String, utf8: Bool) {
+    static func compile(_ set: DescriptorSet, root: String, path: String) throws -> ProtobufSchema {
+        var messages: [Named<DescriptorSet.Message>] = []
+        var enums: [Named<DescriptorSet.EnumType>] = []
+        func collect(_ type: DescriptorSet.Message, scope: String, utf8: Bool) {
             let name = scope + "." + type.name
             messages.append(Named(fullName: name, proto: type, checksUTF8: utf8))
-            for e in type.enumType { enums.append(Named(fullName: name + "." + e.name, proto: e, checksUTF8: utf8)) }
-            for nested in type.nestedType { collect(nested, scope: name, utf8: utf8) }
+            for e in type.enums { enums.append(Named(fullName: name + "." + e.name, proto: e, checksUTF8: utf8)) }
+            for nested in type.nested { collect(nested, scope: name, utf8: utf8) }
         }
-        for file in set.file {
+        for file in set.files {
             let scope = file.package.isEmpty ? "" : "." + file.package
             // proto2 strings are not checked by the libraries; proto3 and editions' are.
             let utf8 = file.syntax == "proto3" || file.syntax == "editions"
-            for type in file.messageType { collect(type, scope: scope, utf8: utf8) }
-            for e in file.enumType { enums.append(Named(fullName: scope + "." + e.name, proto: e, checksUTF8: utf8)) }
+            for type in file.messages { collect(type, scope: scope, utf8: utf8) }
+            for e in file.enums { enums.append(Named(fullName: scope + "." + e.name, proto: e, checksUTF8: utf8)) }
         }
         let messageIndex = Dictionary(messages.enumerated().map { ($0.element.fullName, $0.offset) }, uniquingKeysWith: { a, _ in a })
         let enumIndex = Dictionary(enums.enumerated().map { ($0.element.fullName, $0.offset) }, uniquingKeysWith: { a, _ in a })
@@ -53,17 +52,17 @@ public enum DescriptorSetLoader {
         var compiled: [ProtobufSchema.MessageType] = []
         for m in messages {
             var fields: [ProtobufSchema.Field] = []
-            for f in m.proto.field {
+            for f in m.proto.fields {
                 var field = ProtobufSchema.Field(
                     number: UInt32(f.number), name: f.name, kind: .varint, repeated: f.label == .repeated, required: f.label == .required)
-                switch f.type {
+                switch f.kind {
                 case .double, .fixed64, .sfixed64: field.kind = .fixed64
                 case .float, .fixed32, .sfixed32: field.kind = .fixed32
                 case .string: field.kind = m.checksUTF8 ? .string : .bytes
                 case .bytes: field.kind = .bytes
                 case .message, .group:
                     guard let index = messageIndex[f.typeName] else { throw unresolved(f.typeName, in: m.fullName, path: path) }
-                    field.kind = f.type == .group ? .group : .message
+                    field.kind = f.kind == .group ? .group : .message
                     field.messageType = index
                 case .enum:
                     guard let index = enumIndex[f.typeName] else { throw unresolved(f.typeName, in: m.fullName, path: path) }
@@ -83,7 +82,7 @@ public enum DescriptorSetLoader {
         return ProtobufSchema(
             messages: compiled,
             enums: enums.map { e in
-                ProtobufSchema.EnumType(name: String(e.fullName.dropFirst()), values: e.proto.value.map { ($0.number, $0.name) })
+                ProtobufSchema.EnumType(name: String(e.fullName.dropFirst()), values: e.proto.values.map { ($0.number, $0.name) })
             },
             root: rootIndex)
     }

@@ -1,5 +1,5 @@
 import FramescopeCore
-import Foundation
+import FoundationEssentials  // FileManager, Data and JSONDecoder (not Foundation: 9 MB of RSS)
 
 /// A protocol file: JSON, or the YAML subset of `key: value` lines with a nested `types:` map.
 ///
@@ -30,40 +30,40 @@ public enum ProtocolFile {
             let line = key.flatMap { lines[$0] }.map { " line \($0)" } ?? ""
             return SpecError("protocol file '\(path)'\(line): \(message)")
         }
-        if text.trimmingCharacters(in: .whitespacesAndNewlines).hasPrefix("{") {
-            guard let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+        if text.first(where: { !$0.isWhitespace }) == "{" {
+            guard let object = try? JSONDecoder().decode([String: JSONValue].self, from: data) else {
                 throw fail("not valid JSON")
             }
             // JSON has no line numbers of its own: a key's line is where its quoted name first appears.
             func line(of key: String) -> Int? {
-                text.range(of: "\"\(key)\"").map { text[..<$0.lowerBound].reduce(1) { $1 == "\n" ? $0 + 1 : $0 } }
+                text.firstRange(of: "\"\(key)\"").map { text[..<$0.lowerBound].reduce(1) { $1 == "\n" ? $0 + 1 : $0 } }
             }
             for (key, value) in object {
                 lines[key] = line(of: key)
                 if key == "types" {
-                    guard let map = value as? [String: Any] else { throw fail("'types' must map type values to names", at: key) }
+                    guard case .object(let map) = value else { throw fail("'types' must map type values to names", at: key) }
                     for (k, v) in map {
-                        types[k] = "\(v)"
+                        types[k] = v ?? ""
                         lines["types." + k] = line(of: k)
                     }
-                } else if value is [Any] || value is [String: Any] {
-                    throw fail("'\(key)' must be a string or a number", at: key)
+                } else if let text = value.text {
+                    fields[key] = text
                 } else {
-                    fields[key] = "\(value)"
+                    throw fail("'\(key)' must be a string or a number", at: key)
                 }
             }
         } else {
             var inTypes = false
             for (number, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
                 let line = raw.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? ""
-                if line.trimmingCharacters(in: .whitespaces).isEmpty { continue }
+                if line.allSatisfy(\.isWhitespace) { continue }
                 let at = " line \(number + 1)"
                 let indented = line.first == " " || line.first == "\t"
                 guard let colon = line.firstIndex(of: ":") else {
                     throw SpecError("protocol file '\(path)'\(at): expected 'key: value'")
                 }
-                let key = line[..<colon].trimmingCharacters(in: .whitespaces)
-                var value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+                let key = line[..<colon].trimmingSpaces
+                var value = line[line.index(after: colon)...].trimmingSpaces
                 if value.first == "{" || value.first == "[" {
                     throw SpecError(
                         "protocol file '\(path)'\(at): '\(key): \(value)' is a YAML flow collection, which protocol files do not read; "
@@ -108,7 +108,7 @@ public enum ProtocolFile {
         } catch {
             // Name the line of the option at fault when the SPEC names one.
             // (Read past the quoted SPEC itself: it names every option.)
-            let said = error.description.replacingOccurrences(of: "'\(specText)'", with: "")
+            let said = error.description.replacing("'\(specText)'", with: "")
             let key = fields.keys.sorted().first { said.contains("'\($0)'") || said.contains("'\($0)=") || said.contains(" \($0)=") }
             throw fail(error.description, at: key ?? (lines["spec"] != nil ? "spec" : "framing"))
         }
@@ -144,5 +144,46 @@ public enum ProtocolFile {
         case .postgres: return 255
         case .delimiter: return nil
         }
+    }
+}
+
+/// A JSON value of a protocol file, as text the way the SPEC reads it.
+private enum JSONValue: Decodable {
+    case scalar(String)
+    case object([String: String?])
+    case collection
+
+    init(from decoder: Decoder) throws {
+        let c = try decoder.singleValueContainer()
+        if let s = try? c.decode(String.self) {
+            self = .scalar(s)
+        } else if let b = try? c.decode(Bool.self) {
+            self = .scalar(b ? "1" : "0")  // (as JSONSerialization's numbers printed them)
+        } else if let i = try? c.decode(Int64.self) {
+            self = .scalar(String(i))
+        } else if let u = try? c.decode(UInt64.self) {
+            self = .scalar(String(u))
+        } else if let d = try? c.decode(Double.self) {
+            self = .scalar(d == d.rounded() && abs(d) < 1e15 ? String(Int64(d)) : String(d))
+        } else if let map = try? c.decode([String: JSONValue].self) {
+            self = .object(map.mapValues(\.text))
+        } else if c.decodeNil() {
+            self = .scalar("<null>")
+        } else {
+            self = .collection
+        }
+    }
+
+    /// nil for an array or an object.
+    var text: String? {
+        if case .scalar(let s) = self { return s }
+        return nil
+    }
+}
+
+extension Substring {
+    /// Without leading and trailing spaces and tabs.
+    fileprivate var trimmingSpaces: String {
+        String(drop { $0.isWhitespace && !$0.isNewline }.reversed().drop { $0.isWhitespace && !$0.isNewline }.reversed())
     }
 }

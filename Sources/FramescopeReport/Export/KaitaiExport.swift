@@ -158,7 +158,7 @@ public enum KaitaiExport {
         # A TCP stream (one direction, reassembled, e.g. by `framescope extract`) is `frames`, one after another.
         meta:
           id: \(id)
-          title: \(spec.name.replacingOccurrences(of: "'", with: "")) (framescope)
+          title: \(spec.name.replacing("'", with: "")) (framescope)
           endian: be
         doc: |
           \(doc)

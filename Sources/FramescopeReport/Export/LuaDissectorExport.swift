@@ -170,7 +170,7 @@ public enum LuaDissectorExport {
     }
 
     static func luaString(_ text: String) -> String {
-        text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+        text.replacing("\\", with: "\\\\").replacing("\"", with: "\\\"")
     }
 
     /// A Lua byte string: "\xca\xfe".

@@ -1,7 +1,6 @@
 import ArgumentParser
 import FramescopeCore
 import FramescopeReport
-import Foundation
 
 /// `--dissector SPEC` and `--dissector PORT=SPEC`, with `@FILE` protocol files.
 struct DissectorOptions: ParsableArguments {

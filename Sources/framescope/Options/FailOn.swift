@@ -27,7 +27,7 @@ struct FailCondition: ExpressibleByArgument, CustomStringConvertible {
 
     init?(argument: String) {
         text = argument
-        let compact = argument.replacingOccurrences(of: " ", with: "").lowercased()
+        let compact = argument.replacing(" ", with: "").lowercased()
         if let metric = Metric(rawValue: compact) {
             self.metric = metric
             comparison = .greater
@@ -35,7 +35,7 @@ struct FailCondition: ExpressibleByArgument, CustomStringConvertible {
             percent = false
             return
         }
-        guard let range = compact.range(of: #"(>=|<=|>|<|=)"#, options: .regularExpression),
+        guard let range = Self.comparisonRange(in: compact),
             let metric = Metric(rawValue: String(compact[..<range.lowerBound])),
             let comparison = Comparison(rawValue: String(compact[range]))
         else { return nil }
@@ -50,6 +50,13 @@ struct FailCondition: ExpressibleByArgument, CustomStringConvertible {
     }
 
     var description: String { text }
+
+    /// Where the first comparison operator (`>=`, `<=`, `>`, `<` or `=`) is.
+    private static func comparisonRange(in text: String) -> Range<String.Index>? {
+        guard let start = text.firstIndex(where: { "<>=".contains($0) }) else { return nil }
+        let two = text[start...].prefix(2)
+        return start..<(two == ">=" || two == "<=" ? two : two.prefix(1)).endIndex
+    }
 
     /// The measured value (a percentage when the condition has `%`), and whether the condition holds.
     func evaluate(_ report: AnalysisReport) -> (measured: Double, holds: Bool) {
