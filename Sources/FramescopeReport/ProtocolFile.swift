@@ -9,8 +9,13 @@ import FoundationEssentials  // FileManager, Data and JSONDecoder (not Foundatio
 /// types:
 ///   1: login
 ///   2: chat
+///   3: ok
+/// requests: login, chat
+/// responses: ok
 /// ```
 /// Instead of `spec`, the options may be keys of their own (`framing: length`, `offset: 4`, …).
+/// `requests` and `responses` (type values or names) pair requests with their responses for the
+/// response times; without them every client message is a request and every server one answers.
 public enum ProtocolFile {
     public static func load(_ path: String) throws -> DissectorSpec {
         guard let data = FileManager.default.contents(atPath: path) else {
@@ -48,6 +53,8 @@ public enum ProtocolFile {
                     }
                 } else if let text = value.text {
                     fields[key] = text
+                } else if case .list(let items) = value, Self.pairingKeys.contains(key) {
+                    fields[key] = items.joined(separator: ",")
                 } else {
                     throw fail("'\(key)' must be a string or a number", at: key)
                 }
@@ -64,7 +71,9 @@ public enum ProtocolFile {
                 }
                 let key = line[..<colon].trimmingSpaces
                 var value = line[line.index(after: colon)...].trimmingSpaces
-                if value.first == "{" || value.first == "[" {
+                if Self.pairingKeys.contains(key), value.first == "[", value.last == "]" {
+                    value = String(value.dropFirst().dropLast())
+                } else if value.first == "{" || value.first == "[" {
                     throw SpecError(
                         "protocol file '\(path)'\(at): '\(key): \(value)' is a YAML flow collection, which protocol files do not read; "
                             + "write 'types:' and then one indented 'VALUE: NAME' line per type")
@@ -86,9 +95,10 @@ public enum ProtocolFile {
             }
         }
         for key in fields.keys.sorted(by: { (lines[$0] ?? 0) < (lines[$1] ?? 0) }) where !Self.keys.contains(key.lowercased()) {
-            throw fail("unknown key '\(key)': a protocol file has name, spec (or framing and its options: \(Self.optionKeys.sorted().joined(separator: ", "))) and types", at: key)
+            throw fail("unknown key '\(key)': a protocol file has name, spec (or framing and its options: \(Self.optionKeys.sorted().joined(separator: ", "))), types, requests and responses", at: key)
         }
         let name = fields.removeValue(forKey: "name") ?? path
+        let pairing = Self.pairingKeys.compactMap { key in fields.removeValue(forKey: key).map { (key, $0) } }
         var specText: String
         if let spec = fields.removeValue(forKey: "spec") {
             if let other = fields.keys.sorted(by: { (lines[$0] ?? 0) < (lines[$1] ?? 0) }).first {
@@ -125,6 +135,20 @@ public enum ProtocolFile {
             }
             spec.typeNames[number] = value
         }
+        for (key, list) in pairing {
+            guard let typeLimit else { throw fail("pairs \(key) by type, but '\(spec.text)' has no type field (add type=OFFSET:WIDTH)", at: key) }
+            var values: Set<UInt64> = []
+            for item in list.split(separator: ",").map({ String($0.trimmingSpaces) }) where !item.isEmpty {
+                let number = item.lowercased().hasPrefix("0x") ? UInt64(item.dropFirst(2), radix: 16) : UInt64(item)
+                guard let value = number ?? spec.typeNames.first(where: { $0.value == item })?.key else {
+                    throw fail("'\(item)' in \(key) is neither a type value nor a name under 'types'", at: key)
+                }
+                guard value <= typeLimit else { throw fail("type \(item) in \(key) cannot occur: the type field holds at most \(typeLimit)", at: key) }
+                values.insert(value)
+            }
+            guard !values.isEmpty else { throw fail("'\(key)' names no type", at: key) }
+            if key == "requests" { spec.requestTypes = values } else { spec.responseTypes = values }
+        }
         return spec
     }
 
@@ -133,7 +157,9 @@ public enum ProtocolFile {
         "adjust", "body", "bodymagic", "encoding", "endian", "headeronly", "magic", "max", "min", "offset", "preamble", "type", "width",
         "lengthfieldoffset", "lengthfieldlength", "lengthadjustment", "maxframelength", "byteorder", "endianness", "length",
     ]
-    static let keys = optionKeys.union(["name", "spec", "framing"])
+    /// The types that are requests and the types that answer one, for the response times.
+    static let pairingKeys = ["requests", "responses"]
+    static let keys = optionKeys.union(["name", "spec", "framing"]).union(pairingKeys)
 
     /// The largest value the SPEC's type field can hold; nil when it has none.
     static func largestType(of spec: DissectorSpec) -> UInt64? {
@@ -151,6 +177,8 @@ public enum ProtocolFile {
 private enum JSONValue: Decodable {
     case scalar(String)
     case object([String: String?])
+    /// An array of scalars.
+    case list([String])
     case collection
 
     init(from decoder: Decoder) throws {
@@ -167,6 +195,8 @@ private enum JSONValue: Decodable {
             self = .scalar(d == d.rounded() && abs(d) < 1e15 ? String(Int64(d)) : String(d))
         } else if let map = try? c.decode([String: JSONValue].self) {
             self = .object(map.mapValues(\.text))
+        } else if let items = try? c.decode([JSONValue].self), items.allSatisfy({ $0.text != nil }) {
+            self = .list(items.compactMap(\.text))
         } else if c.decodeNil() {
             self = .scalar("<null>")
         } else {
@@ -181,7 +211,7 @@ private enum JSONValue: Decodable {
     }
 }
 
-extension Substring {
+extension StringProtocol {
     /// Without leading and trailing spaces and tabs.
     fileprivate var trimmingSpaces: String {
         String(drop { $0.isWhitespace && !$0.isNewline }.reversed().drop { $0.isWhitespace && !$0.isNewline }.reversed())

@@ -1,3 +1,4 @@
+import FramescopeCore
 import Foundation
 import Testing
 
@@ -71,5 +72,65 @@ import Testing
         #expect((times["unpaired"] as? Int ?? 0) >= 180 && (times["paired"] as? Int ?? 0) <= 20)
         let text = try cli.run(["analyze", CLITests.sample, "--dissector", "varint"]).stdout
         #expect(!text.contains("response time"))
+    }
+
+    /// A protocol file's `requests` and `responses` pair only those types: a server push between
+    /// a request and its answer is no answer. Client: login at 10 ms, chat at 20, bye (no
+    /// request) at 30; server: notify at 11, ok at 15, ok at 22, notify at 31.
+    @Test func aProtocolFilePairsTheTypesItNames() throws {
+        var capture = AdversarialTests.Hostile()
+        let client = Endpoint("10.9.0.2:40000")!, server = Endpoint("10.9.0.1:9000")!
+        capture.connect(client, server, clientISN: 1000, serverISN: 5000)
+        let start = capture.clock
+        var sequence = (client: UInt32(1001), server: UInt32(5001))
+        for (ms, fromClient, type) in [(10, true, 1), (11, false, 9), (15, false, 3), (20, true, 2), (22, false, 3), (30, true, 7), (31, false, 9)] {
+            let frame: [UInt8] = [0, 4, UInt8(type), 0xAA, 0xBB, 0xCC]  // length 4: the type and three body bytes
+            capture.clock = start + Int64(ms) * 1_000_000 - 1_000
+            if fromClient {
+                capture.send(client, server, seq: sequence.client, frame)
+                sequence.client += UInt32(frame.count)
+            } else {
+                capture.send(server, client, seq: sequence.server, frame)
+                sequence.server += UInt32(frame.count)
+            }
+        }
+        let path = capture.save()
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let spec = "length:offset=0,width=2,type=2:1"
+        func milliseconds(_ times: [String: Any], _ type: String) -> Double? {
+            ((times["byType"] as? [String: Any])?[type] as? [String: Any])?["max"].flatMap { ($0 as? Double).map { $0 * 1000 } }
+        }
+        // Every message a request or an answer: login is "answered" by the push.
+        let plain = try responseTimes(path, spec)
+        #expect(plain["paired"] as? Int == 3)
+        #expect(milliseconds(plain, "1").map { abs($0 - 1) < 0.01 } == true)
+
+        for (name, text) in [
+            ("pairing.yaml", "spec: \(spec)\ntypes:\n  1: login\n  2: chat\n  3: ok\n  7: bye\n  9: notify\nrequests: login, chat\nresponses: [ok]\n"),
+            ("pairing.json", #"{"spec": "\#(spec)", "types": {"1": "login", "2": "chat", "3": "ok"}, "requests": ["login", 2], "responses": "0x03"}"#),
+        ] {
+            let file = scratchDirectory + "framescope-\(UUID().uuidString)-" + name
+            FileManager.default.createFile(atPath: file, contents: Data(text.utf8))
+            defer { try? FileManager.default.removeItem(atPath: file) }
+            let times = try responseTimes(path, "@" + file)
+            #expect(times["paired"] as? Int == 2, "\(name)")
+            #expect(times["unanswered"] as? Int == 0 && times["unpaired"] as? Int == 0, "\(name)")
+            #expect(milliseconds(times, "login").map { abs($0 - 5) < 0.01 } == true, "\(name): \(times)")
+            #expect(milliseconds(times, "chat").map { abs($0 - 2) < 0.01 } == true, "\(name): \(times)")
+            #expect((times["byType"] as? [String: Any])?.count == 2, "\(name)")
+        }
+
+        // Checked like every key: a name not under types, a SPEC without a type field.
+        for (text, message) in [
+            ("spec: \(spec)\ntypes:\n  3: ok\nrequests: login\n", "line 4: 'login' in requests is neither a type value nor a name under 'types'"),
+            ("spec: length:offset=0,width=2\nresponses: 3\n", "line 2: pairs responses by type, but"),
+            ("spec: \(spec)\nrequests: 300\n", "line 2: type 300 in requests cannot occur"),
+        ] {
+            let file = scratchDirectory + "framescope-\(UUID().uuidString).yaml"
+            FileManager.default.createFile(atPath: file, contents: Data(text.utf8))
+            defer { try? FileManager.default.removeItem(atPath: file) }
+            let result = try cli.run(["analyze", path, "--dissector", "@" + file])
+            #expect(result.status == 64 && result.stderr.contains(message), "\(result.stderr)")
+        }
     }
 }
