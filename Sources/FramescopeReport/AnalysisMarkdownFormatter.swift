@@ -31,6 +31,16 @@ public enum AnalysisMarkdownFormatter {
             ("searches without a boundary", { "\($0.boundariesNotFound)" }, { $0.boundariesNotFound > 0 }),
         ]
         for (name, value) in rows { out += "| \(name) | \(value(up)) | \(value(down)) |\n" }
+        if let a = up.asCaptured, let b = down.asCaptured {
+            // `--mss`: the rows above are the wire's; these, the capture point's.
+            let asCaptured: [(String, (AnalysisReport.AsCaptured) -> String)] = [
+                ("segments as captured (without `--mss`)", { "\($0.segments)" }),
+                ("partial messages as captured", { "\($0.partialMessages) (\(pct($0.partialPercent)))" }),
+                ("merged segments as captured", { "\($0.mergedSegments) (\(pct($0.mergedPercent)))" }),
+                ("naive-reader loss as captured", { "\($0.naiveReaderLoss) (\(pct($0.naiveReaderLossPercent)))" }),
+            ]
+            for (name, value) in asCaptured { out += "| \(name) | \(value(a)) | \(value(b)) |\n" }
+        }
         for (name, value, ran) in recovery where ran(up) || ran(down) { out += "| \(name) | \(value(up)) | \(value(down)) |\n" }
         if let tcp = r.tcp, r.packets.tcp > 0 {
             // The network's side, per direction of data (tshark's TCP analysis).
@@ -89,8 +99,13 @@ public enum AnalysisMarkdownFormatter {
         for (label, f) in [("client → server", r.totals.clientToServer), ("server → client", r.totals.serverToClient)] {
             let types = f.rankedTypes
             guard !types.isEmpty else { continue }
-            let listed = types.map { "`\($0.name)` ×\($0.messages)" + ($0.partial.map { " (\($0) partial)" } ?? "") }
-            out += "- **\(label):** " + listed.joined(separator: ", ") + "\n"
+            out += "- **\(label):**\n\n| type | messages | partial | merged | assembly p50 | p99 |\n|---|---:|---:|---:|---:|---:|\n"
+            for t in types {
+                let latency = f.assemblyLatencyByType?[t.name]?.latency
+                out += "| `\(t.name)` | \(t.messages) | \(t.partial ?? 0) | \(t.merged ?? 0) | "
+                    + (latency.map { "\(duration($0.p50)) | \(duration($0.p99))" } ?? "– | –") + " |\n"
+            }
+            out += "\n"
         }
         return out.isEmpty ? "" : "\n**Message types**\n\n" + out
     }

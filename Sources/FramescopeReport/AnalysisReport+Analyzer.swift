@@ -43,16 +43,22 @@ extension AnalysisReport {
         all.merge(perDirection.serverToClient)
         let check = analyzer.protobuf
         var up = Figures(perDirection.clientToServer, protobuf: check), down = Figures(perDirection.serverToClient, protobuf: check)
+        var allFigures = Figures(all, protobuf: check)
         if let spec = analyzer.choice.onlySpec {
-            up.messageTypes = typeCounts(perDirection.clientToServer.types, spec: spec, .clientToServer)
-            up.partialTypes = typeCounts(perDirection.clientToServer.partialTypes, spec: spec, .clientToServer)
-            down.messageTypes = typeCounts(perDirection.serverToClient.types, spec: spec, .serverToClient)
-            down.partialTypes = typeCounts(perDirection.serverToClient.partialTypes, spec: spec, .serverToClient)
+            up.addTypes(perDirection.clientToServer, latencies: analyzer.context.latencyByType.clientToServer, spec: spec, .clientToServer)
+            down.addTypes(perDirection.serverToClient, latencies: analyzer.context.latencyByType.serverToClient, spec: spec, .serverToClient)
+        }
+        if let shadow = analyzer.asCaptured {
+            var both = shadow.clientToServer
+            both.merge(shadow.serverToClient)
+            up.asCaptured = .init(Figures(shadow.clientToServer, protobuf: nil))
+            down.asCaptured = .init(Figures(shadow.serverToClient, protobuf: nil))
+            allFigures.asCaptured = .init(Figures(both, protobuf: nil))
         }
         return Totals(
             connections: counted.count, dissectedConnections: counted.dissected,
             foldedConnections: 0, undissectedConnectionBytes: counted.undissectedConnectionBytes,
-            clientToServer: up, serverToClient: down, all: Figures(all, protobuf: check))
+            clientToServer: up, serverToClient: down, all: allFigures)
     }
 
     /// Adds a live capture's figures; drops go first among the warnings, because drops turn into gaps.

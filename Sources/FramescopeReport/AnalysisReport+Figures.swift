@@ -20,7 +20,7 @@ extension AnalysisReport.Connection {
             let analysis = a.directions?[d] ?? DirectionAnalysis()
             let figures = AnalysisReport.Figures(analysis, segments: stats.segments + analysis.recutSegments, protobuf: protobuf)
             return AnalysisReport.DirectionReport(
-                from: from, to: to, bytes: stats.bytes, gapBytes: stats.gapBytes, figures: figures, messageTypes: a.messageTypes(analysis, d), partialTypes: a.partialTypes(analysis, d),
+                from: from, to: to, bytes: stats.bytes, gapBytes: stats.gapBytes, figures: figures, messageTypes: a.messageTypes(analysis, d), partialTypes: a.partialTypes(analysis, d), mergedTypes: a.mergedTypes(analysis, d),
                 timeline: analysis.timeline.isEmpty ? nil : AnalysisReport.Timeline(analysis.timeline))
         }
     }
@@ -194,6 +194,11 @@ extension ConnectionAnalysis {
         spec.flatMap { typeCounts(analysis.partialTypes, spec: $0, direction) }.flatMap { $0.isEmpty ? nil : $0 }
     }
 
+    /// A direction's merged messages (sharing a segment with another) by type name; nil when none.
+    func mergedTypes(_ analysis: DirectionAnalysis, _ direction: Direction) -> [String: Int]? {
+        spec.flatMap { typeCounts(analysis.gluedTypes, spec: $0, direction) }.flatMap { $0.isEmpty ? nil : $0 }
+    }
+
     /// Both directions together.
     public var combined: AnalysisReport.Figures {
         var all = directions?.clientToServer ?? DirectionAnalysis()
@@ -213,9 +218,54 @@ func typeCounts(_ counts: [UInt64: Int], spec: DissectorSpec, _ direction: Direc
     return Dictionary(counts.map { (typeLabel($0.key, names: names), $0.value) }, uniquingKeysWith: +)
 }
 
+extension AnalysisReport.AsCaptured {
+    init(_ f: AnalysisReport.Figures) {
+        self.init(
+            segments: f.segments, partialMessages: f.partialMessages, partialPercent: f.partialPercent, mergedSegments: f.mergedSegments,
+            mergedPercent: f.mergedPercent, naiveReaderLoss: f.naiveReaderLoss, naiveReaderLossPercent: f.naiveReaderLossPercent,
+            partialCauses: f.partialCauses, mergedCauses: f.mergedCauses)
+    }
+
+    /// "as captured (without --mss): 0% split (0 partial), 0% of 20 segments merged (0), one-read loss 0%".
+    var sentence: String {
+        "as captured (without --mss): \(percentText(partialPercent)) split (\(partialMessages) partial), \(percentText(mergedPercent)) of "
+            + "\(counted(segments, "segment")) merged (\(mergedSegments)), one-read loss \(percentText(naiveReaderLossPercent))"
+    }
+}
+
+/// Assembly latencies by type value as by name, the histograms of values sharing a name merged.
+func typeLatencies(_ latencies: LatencyByType, spec: DissectorSpec, _ direction: Direction) -> [String: AnalysisReport.TypeLatency]? {
+    guard spec.hasTypeField else { return nil }
+    let names = spec.typeNames(fromClient: direction == .clientToServer)
+    var byName: [String: QuantileHistogram] = [:]
+    for (value, histogram) in latencies.byType { byName[typeLabel(value, names: names), default: QuantileHistogram(bits: histogram.bits)].merge(histogram) }
+    return byName.mapValues { AnalysisReport.TypeLatency(messages: $0.count, latency: .init(microseconds: $0)) }
+}
+
 extension AnalysisReport.Figures {
-    /// Totals by type, most messages first (ties by name), each with its partial messages.
-    var rankedTypes: [(name: String, messages: Int, partial: Int?)] {
-        (messageTypes ?? [:]).sorted { ($0.value, $1.key) > ($1.value, $0.key) }.map { ($0.key, $0.value, partialTypes?[$0.key]) }
+    /// The totals by type of one direction.
+    mutating func addTypes(_ analysis: DirectionAnalysis, latencies: LatencyByType, spec: DissectorSpec, _ direction: Direction) {
+        messageTypes = typeCounts(analysis.types, spec: spec, direction)
+        partialTypes = typeCounts(analysis.partialTypes, spec: spec, direction)
+        mergedTypes = typeCounts(analysis.gluedTypes, spec: spec, direction)
+        assemblyLatencyByType = typeLatencies(latencies, spec: spec, direction)
+    }
+
+    /// "Query ×84 (3 partial, 5 merged, assembled in 1.2 ms at p99)": a type's counts, its
+    /// assembly latency said only when some of its messages were partial.
+    static func typeSummary(_ t: (name: String, messages: Int, partial: Int?, merged: Int?, latencyP99: Double?)) -> String {
+        var parts: [String] = []
+        if let partial = t.partial { parts.append("\(partial) partial") }
+        if let merged = t.merged { parts.append("\(merged) merged") }
+        if t.partial != nil, let p99 = t.latencyP99, p99 > 0 { parts.append("assembled in \(duration(p99)) at p99") }
+        return "\(t.name) ×\(t.messages)" + (parts.isEmpty ? "" : " (" + parts.joined(separator: ", ") + ")")
+    }
+
+    /// Totals by type, most messages first (ties by name), each with its partial and merged
+    /// messages and the p99 of its assembly latency (seconds).
+    var rankedTypes: [(name: String, messages: Int, partial: Int?, merged: Int?, latencyP99: Double?)] {
+        (messageTypes ?? [:]).sorted { ($0.value, $1.key) > ($1.value, $0.key) }.map {
+            ($0.key, $0.value, partialTypes?[$0.key], mergedTypes?[$0.key], assemblyLatencyByType?[$0.key]?.latency.p99)
+        }
     }
 }

@@ -108,10 +108,38 @@ extension AnalysisReport.Figures {
     /// Every figure (the totals; a connection's are written by `ConnectionAnalysis.writeJSON`).
     func write(to w: inout JSONWriter) {
         w.object { w in
+            if let asCaptured {
+                w.key("asCaptured")
+                w.object { w in
+                    w.field("mergedCauses", counts: asCaptured.mergedCauses)
+                    w.field("mergedPercent", asCaptured.mergedPercent)
+                    w.field("mergedSegments", asCaptured.mergedSegments)
+                    w.field("naiveReaderLoss", asCaptured.naiveReaderLoss)
+                    w.field("naiveReaderLossPercent", asCaptured.naiveReaderLossPercent)
+                    w.field("partialCauses", counts: asCaptured.partialCauses)
+                    w.field("partialMessages", asCaptured.partialMessages)
+                    w.field("partialPercent", asCaptured.partialPercent)
+                    w.field("segments", asCaptured.segments)
+                }
+            }
             w.key("assemblyLatency")
             assemblyLatency.write(to: &w)
             w.key("assemblyLatencyBins")
             w.array(assemblyLatencyBins) { w, pair in w.array(pair) { w, v in w.int(v) } }
+            if let assemblyLatencyByType {
+                w.key("assemblyLatencyByType")
+                w.object { w in
+                    for (name, t) in assemblyLatencyByType.sorted(by: { $0.key < $1.key }) {
+                        w.key(name)
+                        w.object { w in
+                            w.field("max", t.latency.max)
+                            w.field("messages", t.messages)
+                            w.field("p50", t.latency.p50)
+                            w.field("p99", t.latency.p99)
+                        }
+                    }
+                }
+            }
             w.field("boundariesNotFound", boundariesNotFound)
             w.key("boundaryEvidenceBits")
             if let boundaryEvidenceBits { w.double(boundaryEvidenceBits) } else { w.null() }
@@ -126,6 +154,7 @@ extension AnalysisReport.Figures {
             w.field("mergedCauses", counts: mergedCauses)
             w.field("mergedPercent", mergedPercent)
             w.field("mergedSegments", mergedSegments)
+            if let mergedTypes { w.field("mergedTypes", counts: mergedTypes) }
             w.field("messageBytes", messageBytes)
             w.key("messageSize")
             messageSize.write(to: &w)

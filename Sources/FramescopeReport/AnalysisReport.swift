@@ -147,8 +147,9 @@ public struct AnalysisReport: Sendable {
         public var gapBytes: Int64
         public var figures: Figures
         public var messageTypes: [String: Int]?
-        /// Partial messages by type name, when any.
+        /// Partial and merged messages by type name, when any.
         public var partialTypes: [String: Int]? = nil
+        public var mergedTypes: [String: Int]? = nil
         /// Partial, merged and malformed over time; nil when the direction had none.
         public var timeline: Timeline?
     }
@@ -210,9 +211,14 @@ public struct AnalysisReport: Sendable {
         /// Only when bodies were checked as protobuf.
         public var protobuf: ProtobufFigures?
         /// Totals only, when one SPEC with a type field framed every dissected connection:
-        /// messages and partial messages by type name.
+        /// messages, partial messages and merged ones (sharing a segment with another) by type
+        /// name, and their assembly latency by type name.
         public var messageTypes: [String: Int]? = nil
         public var partialTypes: [String: Int]? = nil
+        public var mergedTypes: [String: Int]? = nil
+        public var assemblyLatencyByType: [String: TypeLatency]? = nil
+        /// Totals only, with `--mss`: the split and merge figures of the segments as captured.
+        public var asCaptured: AsCaptured? = nil
     }
 
     public struct Distribution: Sendable {
@@ -220,6 +226,26 @@ public struct AnalysisReport: Sendable {
         public var p50: Double
         public var p99: Double
         public var max: Double
+    }
+
+    /// With `--mss`, the figures of the segments as the capture point saw them (the report's own
+    /// are the re-cut ones, as the wire carried them).
+    public struct AsCaptured: Sendable {
+        public var segments: Int
+        public var partialMessages: Int
+        public var partialPercent: Double
+        public var mergedSegments: Int
+        public var mergedPercent: Double
+        public var naiveReaderLoss: Int
+        public var naiveReaderLossPercent: Double
+        public var partialCauses: [String: Int]
+        public var mergedCauses: [String: Int]
+    }
+
+    /// The assembly latency of one message type: how many were timed, and the distribution.
+    public struct TypeLatency: Sendable {
+        public var messages: Int
+        public var latency: Distribution
     }
 
     /// "with adjust=-8 the stream frames cleanly (1,240 messages, 0 malformed)", for one direction.

@@ -59,6 +59,7 @@ public enum AnalysisTextFormatter {
             s += "  \(pct(f.mergedPercent)) of segments carry several messages (\(f.mergedSegments) merged, up to \(f.maxMessagesPerSegment) in one)\n"
             if let why = f.mergedWhy { s += "    \(why)\n" }
             s += "  a one-read-one-message receiver would lose \(pct(f.naiveReaderLossPercent)) (\(counted(f.naiveReaderLoss, "message")))\n"
+            if let asCaptured = f.asCaptured { s += "  \(asCaptured.sentence)\n" }
         } else {
             s += "\n"
         }
@@ -107,7 +108,7 @@ public enum AnalysisTextFormatter {
         for (label, f) in [("client → server", r.totals.clientToServer), ("server → client", r.totals.serverToClient)] {
             let types = f.rankedTypes
             guard !types.isEmpty else { continue }
-            let top = types.prefix(12).map { "\($0.name) ×\($0.messages)" + ($0.partial.map { " (\($0) partial)" } ?? "") }
+            let top = types.prefix(12).map(AnalysisReport.Figures.typeSummary)
             s += "  all, \(label): " + top.joined(separator: ", ") + (types.count > 12 ? ", …" : "") + "\n"
         }
         for c in r.connections {

@@ -39,6 +39,7 @@ extension ConnectionAnalysis {
             writeFigures(a, segments: stats.segments + a.recutSegments, check: check, to: &w)
             w.field("from", from)
             w.field("gapBytes", stats.gapBytes)
+            if let types = mergedTypes(a, d) { w.field("mergedTypes", counts: types) }
             if let types = messageTypes(a, d) { w.field("messageTypes", counts: types) }
             if let types = partialTypes(a, d) { w.field("partialTypes", counts: types) }
             writeTCP(d, to: &w)

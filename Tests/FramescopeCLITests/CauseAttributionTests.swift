@@ -114,6 +114,34 @@ import Testing
         #expect(abs(recut.segments - off.segments) * 10 <= off.segments, "\(recut.segments) re-cut, \(off.segments) on the wire")
     }
 
+    /// With `--mss` the report shows both figures in one run: the re-cut ones, and under
+    /// `asCaptured` exactly what a run without `--mss` reports, on every recording (re-cut or
+    /// not) and both directions.
+    @Test(arguments: ["offload-on", "offload-off", "above-mss", "small-window", "nagle-small-writes", "one-write-three-messages"])
+    func mssShowsTheFiguresAsCapturedBesideTheRecut(_ name: String) throws {
+        let path = Self.folder.appendingPathComponent(name + ".pcap").path
+        func totals(_ extra: [String]) throws -> [String: Any] {
+            let result = try cli.run(["analyze", path, "--dissector", "varint", "--format", "json"] + extra)
+            try cli.expectValidReport(result.stdout)
+            let json = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+            return try #require(json["totals"] as? [String: Any])
+        }
+        let plain = try totals([]), recut = try totals(["--mss", "536"])
+        for key in ["clientToServer", "serverToClient", "all"] {
+            let mine = try #require(plain[key] as? [String: Any]), theirs = try #require(recut[key] as? [String: Any])
+            #expect(mine["asCaptured"] == nil)
+            let asCaptured = try #require(theirs["asCaptured"] as? [String: Any], "\(name) \(key)")
+            for figure in ["segments", "partialMessages", "mergedSegments", "naiveReaderLoss"] {
+                #expect(asCaptured[figure] as? Int == mine[figure] as? Int, "\(name) \(key) \(figure)")
+            }
+            for figure in ["partialCauses", "mergedCauses"] {
+                #expect(asCaptured[figure] as? [String: Int] == mine[figure] as? [String: Int], "\(name) \(key) \(figure)")
+            }
+        }
+        let text = try cli.run(["analyze", path, "--dissector", "varint", "--mss", "536"]).stdout
+        #expect(text.contains("as captured (without --mss): "))
+    }
+
     @Test func textReportSaysWhy() throws {
         let path = Self.folder.appendingPathComponent("nagle-small-writes.pcap").path
         let result = try cli.run(["analyze", path, "--dissector", "varint"])

@@ -18,6 +18,9 @@ public struct AnalysisContext: Sendable {
     public internal(set) var recutMSS = 0
     /// Response times by request type, over every connection.
     public internal(set) var responseTimes = ResponseTimes()
+    /// Assembly latencies (µs) by type value, per direction, over every connection: the first
+    /// `LatencyByType.limit` type values seen.
+    public internal(set) var latencyByType = PerDirection { _ in LatencyByType() }
     /// Messages completed during the current chunk (type, last segment's time in ns), for the
     /// analyzer to pair requests with responses; emptied after each.
     var completed: [(type: UInt64?, time: Int64)] = []
@@ -89,5 +92,25 @@ public struct EvidenceRecorder: Sendable {
     /// Notes the endpoints of a finishing connection if a kept event names it.
     mutating func connectionFinished(_ info: ConnectionInfo) {
         if named.remove(info.id) != nil { endpoints[info.id] = (info.client, info.server) }
+    }
+}
+
+/// Assembly latency histograms by message type value, for the first `limit` values seen: a
+/// type field read from junk cannot grow it without bound.
+public struct LatencyByType: Sendable {
+    public static let limit = 256
+    public private(set) var byType: [UInt64: QuantileHistogram] = [:]
+    /// Messages of type values past the limit (not timed by type).
+    public private(set) var untimed = 0
+
+    mutating func add(_ microseconds: Int64, type: UInt64) {
+        if byType[type] == nil {
+            guard byType.count < Self.limit else {
+                untimed += 1
+                return
+            }
+            byType[type] = QuantileHistogram(bits: 6)
+        }
+        byType[type]!.add(microseconds)
     }
 }

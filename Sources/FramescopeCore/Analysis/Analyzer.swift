@@ -71,6 +71,8 @@ public struct Analyzer: StreamSink {
         @exclusivity(unchecked) var directions: PerDirection<DirectionAnalyzer>
         /// The client's requests waiting for the server's responses.
         @exclusivity(unchecked) var requests = RequestQueue()
+        /// With `--mss`: the same directions framed as captured, for the figures without it.
+        @exclusivity(unchecked) var asCaptured: AsCaptured?
 
         init(plan: FramingPlan, directions: PerDirection<DirectionAnalyzer>) {
             self.plan = plan
@@ -78,6 +80,13 @@ public struct Analyzer: StreamSink {
         }
 
         public var spec: DissectorSpec { plan.spec }
+    }
+
+    /// A connection's directions framed as captured, beside the re-cut ones (`--mss`).
+    final class AsCaptured {
+        @exclusivity(unchecked) var directions: PerDirection<DirectionAnalyzer>
+
+        init(_ directions: PerDirection<DirectionAnalyzer>) { self.directions = directions }
     }
 
     public typealias ConnectionState = Framing?
@@ -103,6 +112,10 @@ public struct Analyzer: StreamSink {
     public private(set) var finished = FinishedConnections()
     /// Finished connections counted in `finished` but no longer in `connections`.
     public var foldedConnections: Int { finished.count - connections.count }
+    /// With `--mss`: every dissected direction framed as captured too, its figures summed here,
+    /// so a report shows both (its own context keeps the re-cut figures' evidence unmixed).
+    public private(set) var asCaptured: PerDirection<DirectionAnalysis>?
+    private var asCapturedContext: AnalysisContext?
 
     private let defaultPlan: FramingPlan?
     private let portPlans: [UInt16: FramingPlan]
@@ -117,6 +130,10 @@ public struct Analyzer: StreamSink {
         self.protobuf = protobuf
         context = AnalysisContext(maxRecoveryBytes: maxRecoveryBytes, midStream: midStream, evidenceBits: evidenceBits)
         context.recutMSS = recutMSS
+        if recutMSS > 0 {
+            asCaptured = PerDirection { _ in DirectionAnalysis() }
+            asCapturedContext = AnalysisContext(maxRecoveryBytes: maxRecoveryBytes, midStream: midStream, evidenceBits: evidenceBits)
+        }
         defaultPlan = choice.byDefault.map { FramingPlan(spec: $0, protobuf: protobuf) }
         portPlans = choice.byServerPort.mapValues { FramingPlan(spec: $0, protobuf: protobuf) }
     }
@@ -126,11 +143,12 @@ public struct Analyzer: StreamSink {
 
     public mutating func connectionOpened(_ connection: ConnectionInfo) -> Framing? {
         guard let plan = portPlans[connection.server.port] ?? defaultPlan else { return nil }
-        return Framing(
-            plan: plan,
-            directions: PerDirection {
-                DirectionAnalyzer(dissector: plan.dissectors[$0], connection: connection.id, direction: $0, bodyRules: plan.bodyRules)
-            })
+        let directions = PerDirection {
+            DirectionAnalyzer(dissector: plan.dissectors[$0], connection: connection.id, direction: $0, bodyRules: plan.bodyRules)
+        }
+        let framing = Framing(plan: plan, directions: directions)
+        if asCapturedContext != nil { framing.asCaptured = AsCaptured(directions) }
+        return framing
     }
 
     public mutating func data(_ chunk: StreamChunk, state: inout Framing?) {
@@ -142,6 +160,13 @@ public struct Analyzer: StreamSink {
         }
         if !context.completed.isEmpty { pair(chunk.direction, framing) }
         if onMessage != nil { deliverMessages() }
+        if let shadow = framing.asCaptured {
+            switch chunk.direction {
+            case .clientToServer: shadow.directions.clientToServer.feed(chunk, context: &asCapturedContext!)
+            case .serverToClient: shadow.directions.serverToClient.feed(chunk, context: &asCapturedContext!)
+            }
+            asCapturedContext!.completed.removeAll(keepingCapacity: true)
+        }
     }
 
     /// The messages this chunk completed: the client's wait as requests, the server's answer them.
@@ -170,6 +195,10 @@ public struct Analyzer: StreamSink {
         state?.directions[gap.direction].gap(at: gap.offset, length: gap.length, context: &context)
         if let framing = state, !context.completed.isEmpty { pair(gap.direction, framing) }
         if onMessage != nil { deliverMessages() }
+        if let shadow = state?.asCaptured {
+            shadow.directions[gap.direction].gap(at: gap.offset, length: gap.length, context: &asCapturedContext!)
+            asCapturedContext!.completed.removeAll(keepingCapacity: true)
+        }
     }
 
     public mutating func connectionClosed(_ summary: ConnectionSummary, state: consuming Framing?) {
@@ -184,6 +213,15 @@ public struct Analyzer: StreamSink {
         framing.requests.finish(context: &context)
         // Recovery decides at the end too: the messages it found then are delivered now.
         if onMessage != nil { deliverMessages() }
+        if let shadow = framing.asCaptured {
+            for direction in Direction.allCases {
+                shadow.directions[direction].finish(context: &asCapturedContext!)
+                var analysis = shadow.directions[direction].analysis
+                analysis.segments = summary[direction].segments
+                asCaptured?[direction].merge(analysis)
+            }
+            asCapturedContext!.completed.removeAll(keepingCapacity: true)
+        }
         keep(Self.analysis(summary, framing))
     }
 

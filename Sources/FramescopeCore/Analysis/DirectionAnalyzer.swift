@@ -18,9 +18,7 @@ struct DirectionAnalyzer {
     /// The protobuf check of message bodies. Not optional, so the hot path reads
     /// `inspection.active` without copying the struct.
     private var inspection: BodyInspection
-    private let checksBodies: Bool
     private let connection: ConnectionID
-    private let direction: Direction
 
     enum Mode {
         case framing
@@ -30,8 +28,6 @@ struct DirectionAnalyzer {
         case stopped
     }
 
-    var mode = Mode.framing
-
     /// The frame in progress.
     private struct Message {
         var start: Int64
@@ -39,11 +35,21 @@ struct DirectionAnalyzer {
         var type: UInt64?
         var isPreamble = false
         var damaged = false
+        /// Its first segment carried a message before it: the two are glued.
+        var sharesFirstSegment = false
     }
 
     private var message: Message?
+    /// The type of the last message completed, while the segment it ended in may still carry
+    /// the next message (which glues it) and it was not counted glued already.
     /// Stream offset one past the last byte seen.
     private var end: Int64 = 0
+    // The one-byte fields last, after the optional's tag byte: they share its padding (50,000
+    // connections carry every byte twice).
+    private var unsettledGlue: UInt64?
+    var mode = Mode.framing
+    private let checksBodies: Bool
+    private let direction: Direction
 
     /// - Parameter bodyRules: what bodies are checked against, nil when they are not checked.
     init(dissector: SharedDissector, connection: ConnectionID, direction: Direction, bodyRules: BodyRules?) {
@@ -166,7 +172,7 @@ struct DirectionAnalyzer {
                 return
             case .framing:
                 if message == nil {  // the cutter is idle: a frame begins here
-                    message = Message(start: base + Int64(i), firstSegment: ledger.segment)
+                    message = Message(start: base + Int64(i), firstSegment: ledger.segment, sharesFirstSegment: ledger.segmentCarriesAMessage)
                     ledger.beginMessage(at: base + Int64(i))
                 }
                 let (step, next) = cutter.next(bytes, from: i)
@@ -257,7 +263,9 @@ struct DirectionAnalyzer {
         if let type = m.type {
             analysis.countType(type)
             if segments >= 2 { analysis.countPartialType(type) }
+            context.latencyByType[direction].add((last.timestamp.nanoseconds - m.firstSegment.timestamp.nanoseconds) / 1000, type: type)
         }
+        countGlue(m)
         context.completed.append((m.type, last.timestamp.nanoseconds))
         let latency = (last.timestamp.nanoseconds - m.firstSegment.timestamp.nanoseconds) / 1000
         analysis.assemblyLatencyMicroseconds.add(latency)
@@ -269,6 +277,15 @@ struct DirectionAnalyzer {
                     firstFrame: m.firstSegment.frame, lastFrame: last.frame, segments: segments,
                     firstTimestamp: m.firstSegment.timestamp, lastTimestamp: last.timestamp, damagedByGap: false))
         }
+    }
+
+    /// Glued messages by type: a message is glued when its first segment carried a message
+    /// before it, or its last segment carries the next one (middle segments are its own).
+    private mutating func countGlue(_ m: Message) {
+        if m.sharesFirstSegment, let previous = unsettledGlue { analysis.countGluedType(previous) }
+        unsettledGlue = nil
+        guard let type = m.type else { return }
+        if m.sharesFirstSegment { analysis.countGluedType(type) } else { unsettledGlue = type }
     }
 
     /// The frame in progress is no message after all (malformed, damaged, or the end).

@@ -179,6 +179,12 @@ public struct DirectionAnalysis: Sendable, Equatable {
 
     mutating func countPartialType(_ value: UInt64) { causes.value.partialTypes.add(value) }
 
+    /// Messages by type value that shared a segment with another message (a merged segment
+    /// carried them): what a one-read-one-message receiver sees glued.
+    public var gluedTypes: [UInt64: Int] { causes.stored?.value.gluedTypes.all ?? [:] }
+
+    mutating func countGluedType(_ value: UInt64) { causes.value.gluedTypes.add(value) }
+
     /// Valid protobuf bodies by the value of the schema's count field.
     public var protobufCounts: [UInt64: Int] { countedValues.all }
 

@@ -37,6 +37,10 @@ struct SegmentLedger {
     /// The segments the message in progress spans so far, from its first to the current one.
     var messageSegmentMarks: [SegmentMark] { spanned.map(\.segment) + (hasSegment ? [segment] : []) }
 
+    /// The current segment already carries a message (or a leading tail): a message beginning
+    /// now shares it.
+    var segmentCarriesAMessage: Bool { hasSegment && touches > 0 }
+
     /// A message starts at `offset`, in the current segment.
     mutating func beginMessage(at offset: Int64) {
         messageSegments = 1

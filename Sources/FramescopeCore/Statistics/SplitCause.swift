@@ -101,16 +101,18 @@ public struct CauseCounts: Sendable, Equatable {
     }
 }
 
-/// Both counts of a direction, and its partial messages by type value, kept out of line:
-/// allocated at its first partial or merged.
+/// Both counts of a direction, and its partial and glued messages by type value, kept out of
+/// line: allocated at its first partial or merged.
 struct SplitCauses: Sendable, Equatable, Blank {
     var partial = CauseCounts()
     var merged = CauseCounts()
     var partialTypes = ValueCounts()
+    var gluedTypes = ValueCounts()
 
     mutating func merge(_ other: SplitCauses) {
         partial.merge(other.partial)
         merged.merge(other.merged)
         partialTypes.merge(other.partialTypes)
+        gluedTypes.merge(other.gluedTypes)
     }
 }

@@ -97,6 +97,24 @@ public enum AnalysisHTMLFormatter {
             }
             out += "</tr>\n"
         }
+        if r.totals.clientToServer.asCaptured != nil {
+            // `--mss`: the rows above are the wire's; these, the capture point's.
+            let asCaptured: [(String, String, (AnalysisReport.AsCaptured) -> Double)] = [
+                ("segments as captured (without --mss)", "segments", { Double($0.segments) }),
+                ("partial messages as captured", "partialMessages", { Double($0.partialMessages) }),
+                ("merged segments as captured", "mergedSegments", { Double($0.mergedSegments) }),
+                ("naive-reader loss as captured", "naiveReaderLoss", { Double($0.naiveReaderLoss) }),
+            ]
+            for (label, key, value) in asCaptured {
+                out += "<tr><th>\(label)</th>"
+                for d in directions {
+                    guard let a = r.totals[keyPath: d.keyPath].asCaptured else { continue }
+                    let v = value(a)
+                    out += "<td data-json=\"totals.\(d.key).asCaptured.\(key)\" data-value=\"\(number(v))\">\(grouped(v))</td>"
+                }
+                out += "</tr>\n"
+            }
+        }
         // Why: partial messages and merged segments by cause, where any counted.
         let causes: [(String, String, KeyPath<AnalysisReport.Figures, [String: Int]>, SplitExample.Kind)] = [
             ("partial", "partialCauses", \.partialCauses, .partial), ("merged", "mergedCauses", \.mergedCauses, .merged),
@@ -120,19 +138,27 @@ public enum AnalysisHTMLFormatter {
         let names = Set(directions.flatMap { r.totals[keyPath: $0.keyPath].messageTypes?.keys.map { $0 } ?? [] }).sorted()
         if !names.isEmpty {
             out += "<h2>Message types</h2>\n<table class=\"figures\"><thead><tr><th></th>"
-            out += directions.map { "<th>\($0.label)</th><th>partial</th>" }.joined() + "</tr></thead><tbody>\n"
+            out += directions.map { "<th>\($0.label)</th><th>partial</th><th>merged</th><th>assembly p99 (ms)</th>" }.joined() + "</tr></thead><tbody>\n"
             for name in names {
                 out += "<tr><th>\(escapeHTML(name))</th>"
                 for d in directions {
                     let f = r.totals[keyPath: d.keyPath]
-                    for (key, n) in [("messageTypes", f.messageTypes?[name]), ("partialTypes", f.partialTypes?[name])] {
+                    // A name that is no plain path part (quoted ASCII values) is shown without its path.
+                    let plain = name.allSatisfy { $0.isLetter || $0.isNumber || $0 == "_" || $0 == "-" }
+                    for (key, n) in [("messageTypes", f.messageTypes?[name]), ("partialTypes", f.partialTypes?[name]), ("mergedTypes", f.mergedTypes?[name])] {
                         guard let n else {
                             out += "<td>0</td>"
                             continue
                         }
-                        // A name that is no plain path part (quoted ASCII values) is shown without its path.
-                        let plain = name.allSatisfy { $0.isLetter || $0.isNumber || $0 == "_" || $0 == "-" }
                         out += plain ? "<td data-json=\"totals.\(d.key).\(key).\(name)\" data-value=\"\(n)\">\(grouped(n))</td>" : "<td>\(grouped(n))</td>"
+                    }
+                    if let p99 = f.assemblyLatencyByType?[name]?.latency.p99 {
+                        let shown = grouped((p99 * 1_000_000).rounded() / 1000)
+                        out += plain
+                            ? "<td data-json=\"totals.\(d.key).assemblyLatencyByType.\(name).p99\" data-value=\"\(number(p99))\" data-scale=\"1000\">\(shown)</td>"
+                            : "<td>\(shown)</td>"
+                    } else {
+                        out += "<td>–</td>"
                     }
                 }
                 out += "</tr>\n"
