@@ -8,6 +8,8 @@ public struct CaptureFileSummary: Sendable {
     /// "libpcap", or "libpcap+pcapng-fallback" when framescope's pcapng reader finished the file.
     public var reader = "libpcap"
     public var error: CaptureError?
+    /// The IANA time zone a pcapng file names for its interfaces (`if_iana_tzname`), if any.
+    public var timeZone: String?
 }
 
 /// Reads capture files in order through libpcap, numbering frames across them, applying the
@@ -38,6 +40,7 @@ public struct CaptureReader {
         for (number, path) in paths.enumerated() {
             if limitReached { break }
             var summary = CaptureFileSummary(path: path, firstFrame: frame + 1)
+            summary.timeZone = PcapngTimeZone.read(path: path)
             summary.error = readFile(path, number: number, summary: &summary, body)
             files.append(summary)
         }

@@ -7,7 +7,7 @@ public enum AnalysisMarkdownFormatter {
         for warning in r.warnings { out += "> ⚠️ \(warning)\n" }
         if !r.warnings.isEmpty { out += "\n" }
         for line in r.inferenceSentences { out += "- **framing inferred (`--dissector auto`):** \(line)\n" }
-        if let span = r.spanSentence { out += "- **traffic:** \(span), UTC\n" }
+        if let span = r.spanSentence { out += "- **traffic:** \(span)\n" }
         for (direction, sentence) in r.verdict { out += "- **\(direction):** \(sentence)\n" }
         out += "\n| | client → server | server → client |\n|---|---:|---:|\n"
         let (up, down) = (r.totals.clientToServer, r.totals.serverToClient)

@@ -93,11 +93,15 @@ public func percentText(_ value: Double) -> String {
 }
 
 extension AnalysisReport {
-    /// "from 2023-11-14T22:13:20.000Z to 2023-11-14T22:14:38.221Z (78.2 s)", or nil without traffic.
+    /// How human times are shown: UTC, or the zone the capture names.
+    public var clock: HumanClock { HumanClock(inputs: inputs) }
+
+    /// "from 2023-11-14T22:13:20.000Z to 2023-11-14T22:14:38.221Z (78.2 s), UTC", or nil without
+    /// traffic.
     public var spanSentence: String? {
         guard let (first, last) = span else { return nil }
-        let seconds = Double(last.nanoseconds - first.nanoseconds) / 1e9
-        return "from \(first.isoString) to \(last.isoString) (\(FlowsTextFormatter.format3(seconds)) s)"
+        let seconds = Double(last.nanoseconds - first.nanoseconds) / 1e9, clock = clock
+        return "from \(clock.iso(first)) to \(clock.iso(last)) (\(FlowsTextFormatter.format3(seconds)) s), \(clock.label)"
     }
 }
 

@@ -20,7 +20,7 @@ public enum AnalysisTextFormatter {
         }
         for (port, spec) in r.dissectors.byServerPort.sorted(by: { $0.key < $1.key }) { out += ", port \(port): \(spec)" }
         out += "; \(counted(r.packets.total, "packet"))\n"
-        if let span = r.spanSentence { out += "traffic \(span), UTC\n" }
+        if let span = r.spanSentence { out += "traffic \(span)\n" }
         for line in r.inferenceSentences { out += "framing inferred (--dissector auto): \(line)\n" }
         out += "\n"
         out += verdict("client → server", r.totals.clientToServer, protobuf: r.protobuf)

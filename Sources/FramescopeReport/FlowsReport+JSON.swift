@@ -23,6 +23,7 @@ extension FlowsReport.Input {
             w.field("packets", packets)
             w.field("path", path)
             w.field("reader", reader)
+            if let timeZone { w.field("timeZone", timeZone) }
         }
     }
 }

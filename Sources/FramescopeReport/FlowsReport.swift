@@ -17,13 +17,16 @@ public struct FlowsReport: Sendable {
         public var firstFrame: UInt64
         public var reader: String
         public var error: String?
+        /// The IANA time zone the file names (pcapng `if_iana_tzname`), if it names one.
+        public var timeZone: String?
 
-        public init(path: String, packets: Int, firstFrame: UInt64, reader: String, error: String?) {
+        public init(path: String, packets: Int, firstFrame: UInt64, reader: String, error: String?, timeZone: String? = nil) {
             self.path = path
             self.packets = packets
             self.firstFrame = firstFrame
             self.reader = reader
             self.error = error
+            self.timeZone = timeZone
         }
     }
 

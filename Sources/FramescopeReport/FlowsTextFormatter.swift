@@ -3,6 +3,7 @@ import FramescopeCore
 /// `flows --format text`: one aligned row per connection, then what was skipped.
 public enum FlowsTextFormatter {
     public static func render(_ report: FlowsReport) -> String {
+        let clock = HumanClock(inputs: report.inputs)
         var table = TextTable([
             ("ID", .right), ("CLIENT", .left), ("", .left), ("SERVER", .left), ("FIRST", .left),
             ("DURATION", .right), ("PKTS", .right), ("C→S BYTES", .right), ("S→C BYTES", .right),
@@ -12,7 +13,7 @@ public enum FlowsTextFormatter {
             let (up, down) = (c.directions[0], c.directions[1])
             let gaps = up.gaps.count + down.gaps.count
             table.append([
-                String(c.id), c.client, "→", c.server, c.firstSeen.isoString, String(format3(c.durationSeconds)) + "s",
+                String(c.id), c.client, "→", c.server, clock.iso(c.firstSeen), String(format3(c.durationSeconds)) + "s",
                 String(c.packets), String(up.bytes), String(down.bytes),
                 String(up.retransmissions + down.retransmissions), String(up.outOfOrder + down.outOfOrder),
                 String(up.conflicts.count + down.conflicts.count),
@@ -27,6 +28,7 @@ public enum FlowsTextFormatter {
             text += "; skipped: " + reasons.joined(separator: ", ")
         }
         text += ")\n"
+        if clock.zone != nil || clock.unavailableZone != nil { text += "times in \(clock.label)\n" }
         let limited = report.limits.bufferLimitGaps + report.limits.connectionLimitEvictions
         if limited > 0 {
             text += "warning: memory limits were reached: \(counted(report.limits.bufferLimitGaps, "hole")) skipped early, "

@@ -40,4 +40,16 @@ import Testing
         #expect(Timestamp(nanoseconds: -1).isoString == "1969-12-31T23:59:59.999Z")
         #expect(iso(-86_400 * 365) == "1969-01-01T00:00:00.000Z")
     }
+
+    /// Local times carry their offset: across midnight and the year either way, half hours,
+    /// and "+00:00" (a zone's own UTC, not "Z"). Checked against `TZ=… date -d @SECONDS --iso-8601=seconds`.
+    @Test func localTimesCarryTheirOffset() {
+        func iso(_ seconds: Int64, _ offset: Int) -> String { Timestamp(nanoseconds: seconds * 1_000_000_000 + 250_000_000).isoString(offsetSeconds: offset) }
+        #expect(iso(1_700_000_000, 8 * 3600) == "2023-11-15T06:13:20.250+08:00")
+        #expect(iso(1_700_000_000, -5 * 3600) == "2023-11-14T17:13:20.250-05:00")
+        #expect(iso(1_704_067_199, 5 * 3600 + 1800) == "2024-01-01T05:29:59.250+05:30")
+        #expect(iso(1_704_067_200, -(3 * 3600 + 1800)) == "2023-12-31T20:30:00.250-03:30")
+        #expect(iso(1_700_000_000, 0) == "2023-11-14T22:13:20.250+00:00")
+        #expect(Timestamp(nanoseconds: 1_700_000_000_250_000_000).isoString(offsetSeconds: nil) == "2023-11-14T22:13:20.250Z")
+    }
 }

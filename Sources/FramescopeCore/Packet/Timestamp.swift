@@ -14,8 +14,12 @@ public struct Timestamp: Hashable, Comparable, Sendable {
 
     /// `seconds.nanoseconds`, nine digits, as tshark prints `frame.time_epoch`.
     /// ISO 8601 in UTC to the millisecond, `2023-11-14T22:13:20.000Z`: what a person reads.
-    public var isoString: String {
-        let (seconds, nanoseconds) = self.nanoseconds.quotientAndRemainder(dividingBy: 1_000_000_000)
+    public var isoString: String { isoString(offsetSeconds: nil) }
+
+    /// ISO 8601 to the millisecond in local time `offsetSeconds` east of UTC, with the offset:
+    /// `2023-11-14T23:13:20.000+01:00`; nil: UTC, `…Z`.
+    public func isoString(offsetSeconds: Int?) -> String {
+        let (seconds, nanoseconds) = (self.nanoseconds &+ Int64(offsetSeconds ?? 0) &* 1_000_000_000).quotientAndRemainder(dividingBy: 1_000_000_000)
         let total = nanoseconds < 0 ? seconds - 1 : seconds
         let millis = (nanoseconds < 0 ? nanoseconds + 1_000_000_000 : nanoseconds) / 1_000_000
         let (days, secondOfDay) = total.quotientAndRemainder(dividingBy: 86_400)
@@ -31,6 +35,7 @@ public struct Timestamp: Hashable, Comparable, Sendable {
         let month = mp < 10 ? mp + 3 : mp - 9
         let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
         // Written digit by digit, as epochString is (a year before 0 gets its sign).
+        let offset = offsetSeconds.map { (sign: $0 < 0 ? UInt8(0x2D) : 0x2B, minutes: UInt64($0.magnitude / 60)) }
         return String(unsafeUninitializedCapacity: 40) { out in
             var n = 0
             if year < 0 {
@@ -39,11 +44,16 @@ public struct Timestamp: Hashable, Comparable, Sendable {
             }
             for (value, width, separator) in [
                 (year.magnitude, 4, 0x2D), (UInt64(month), 2, 0x2D), (UInt64(dayOfMonth), 2, 0x54), (UInt64(second / 3600), 2, 0x3A),
-                (UInt64(second / 60 % 60), 2, 0x3A), (UInt64(second % 60), 2, 0x2E), (UInt64(millis), 3, 0x5A),
+                (UInt64(second / 60 % 60), 2, 0x3A), (UInt64(second % 60), 2, 0x2E), (UInt64(millis), 3, offset?.sign ?? 0x5A),
             ] as [(UInt64, Int, UInt8)] {
                 n = writeDecimal(value, into: out, at: n, width: width)
                 out[n] = separator
                 n += 1
+            }
+            if let offset {
+                n = writeDecimal(offset.minutes / 60, into: out, at: n, width: 2)
+                out[n] = 0x3A
+                n = writeDecimal(offset.minutes % 60, into: out, at: n + 1, width: 2)
             }
             return n
         }

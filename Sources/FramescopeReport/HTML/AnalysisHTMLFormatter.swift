@@ -47,7 +47,7 @@ public enum AnalysisHTMLFormatter {
         out += "<span data-json=\"packets.total\" data-value=\"\(r.packets.total)\">\(grouped(r.packets.total))</span> packets · "
         out += "<span data-json=\"totals.connections\" data-value=\"\(r.totals.connections)\">\(grouped(r.totals.connections))</span> connections, "
         out += "\(grouped(r.totals.dissectedConnections)) dissected"
-        if let span = r.spanSentence { out += " · traffic \(span), UTC" }
+        if let span = r.spanSentence { out += " · traffic \(escapeHTML(span))" }
         if let d = r.dissectors.default { out += " with <code>\(escapeHTML(d))</code>" }
         for (port, spec) in r.dissectors.byServerPort.sorted(by: { $0.key < $1.key }) {
             out += " · port \(port): <code>\(escapeHTML(spec))</code>"

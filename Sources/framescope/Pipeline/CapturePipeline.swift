@@ -46,7 +46,8 @@ struct CapturePipeline<Sink: StreamSink> {
 
     var inputs: [FlowsReport.Input] {
         reader.files.map {
-            FlowsReport.Input(path: $0.path, packets: $0.packets, firstFrame: $0.firstFrame, reader: $0.reader, error: $0.error?.description)
+            FlowsReport.Input(
+                path: $0.path, packets: $0.packets, firstFrame: $0.firstFrame, reader: $0.reader, error: $0.error?.description, timeZone: $0.timeZone)
         }
     }
 }
