@@ -30,3 +30,13 @@ extension [ConnectionActivity] {
         return due
     }
 }
+
+/// A connection to finalize, in the order connections are finalized together: by ID.
+struct DueConnection: Comparable {
+    var id: ConnectionID
+    var slot: Int
+    var reason: FinalizeReason
+
+    static func < (a: Self, b: Self) -> Bool { a.id < b.id }
+    static func == (a: Self, b: Self) -> Bool { a.id == b.id }
+}

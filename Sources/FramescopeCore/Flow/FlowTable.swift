@@ -84,9 +84,12 @@ public struct FlowTable<Sink: StreamSink> {
     /// Finalizes every connection still open, in ID order, where it lies (none is taken out of
     /// the array one by one: at the end of a 50,000-connection capture that moved every record).
     public mutating func finish() {
-        let order = connections.indices.sorted { connections[$0].info.id < connections[$1].info.id }
-        for slot in order {
-            connections[slot].finalize(reason: .endOfInput, lastSeen: activity[slot].lastSeen, context: &context, sink: &sink)
+        var order: [DueConnection] = []
+        order.reserveCapacity(connections.count)
+        for slot in connections.indices { order.append(DueConnection(id: connections[slot].info.id, slot: slot, reason: .endOfInput)) }
+        order.sort()
+        for due in order {
+            connections[due.slot].finalize(reason: .endOfInput, lastSeen: activity[due.slot].lastSeen, context: &context, sink: &sink)
         }
         connections.removeAll()
         activity.removeAll()
@@ -157,16 +160,44 @@ public struct FlowTable<Sink: StreamSink> {
     /// Finalizes several connections where they lie, in ID order so that their events come out
     /// in a stable order, then takes them out from the highest slot down (a removal moves only
     /// the last record, which is then no longer one of them). Plain values are sorted, never the
-    /// records: a closure reading a record in this generic code copies it.
+    /// records.
     private mutating func finalize(_ due: [(slot: Int, reason: FinalizeReason)]) {
-        var order: [(id: ConnectionID, slot: Int, reason: FinalizeReason)] = []
+        var order: [DueConnection] = []
         order.reserveCapacity(due.count)
-        for (slot, reason) in due { order.append((connections[slot].info.id, slot, reason)) }
-        order.sort { $0.id < $1.id }
-        for (_, slot, reason) in order {
-            connections[slot].finalize(reason: reason, lastSeen: activity[slot].lastSeen, context: &context, sink: &sink)
+        for (slot, reason) in due { order.append(DueConnection(id: connections[slot].info.id, slot: slot, reason: reason)) }
+        order.sort()
+        var slots: [Int] = []
+        slots.reserveCapacity(order.count)
+        for d in order {
+            connections[d.slot].finalize(reason: d.reason, lastSeen: activity[d.slot].lastSeen, context: &context, sink: &sink)
+            slots.append(d.slot)
         }
-        for slot in due.map(\.slot).sorted(by: >) { _ = remove(slot: slot) }
+        slots.sort()
+        for slot in slots.reversed() { discard(slot: slot) }
+    }
+
+    /// Drops a finalized connection: the last record moves into its slot (a move, not the
+    /// swap-and-copy `remove` needs to hand the record back).
+    private mutating func discard(slot: Int) {
+        if activity[slot].isClosed { closedConnections -= 1 }
+        index.remove(connections[slot].key, slot: slot)
+        let last = connections.count - 1
+        if slot == last {
+            connections.removeLast()
+            activity.removeLast()
+            return
+        }
+        connections[slot] = connections.removeLast()
+        activity[slot] = activity.removeLast()
+        index.move(connections[slot].key, from: last, to: slot)
+    }
+
+    /// `victims`, all finalized for `reason`.
+    private mutating func finalize(_ victims: [Int], reason: FinalizeReason) {
+        var due: [(slot: Int, reason: FinalizeReason)] = []
+        due.reserveCapacity(victims.count)
+        for slot in victims { due.append((slot, reason)) }
+        finalize(due)
     }
 
     // MARK: Time and limits
@@ -188,7 +219,7 @@ public struct FlowTable<Sink: StreamSink> {
     private mutating func evictLeastRecentlyActive() {
         let victims = activity.leastRecentlyActive(max(1, connections.count / 16), closedOnly: false)
         context.connectionLimitEvictions += victims.count
-        finalize(victims.map { ($0, .connectionLimit) })
+        finalize(victims, reason: .connectionLimit)
     }
 
     /// Past `maxClosedConnections`: finalize the least recently active quarter of the closed
@@ -197,7 +228,7 @@ public struct FlowTable<Sink: StreamSink> {
         let limit = context.options.maxClosedConnections
         let victims = activity.leastRecentlyActive(max(1, closedConnections - limit + limit / 4), closedOnly: true)
         context.closedLimitFinalized += victims.count
-        finalize(victims.map { ($0, .closedLimit) })
+        finalize(victims, reason: .closedLimit)
     }
 
     /// Past the global buffer limit: the direction holding the most skips its first hole.
