@@ -153,10 +153,7 @@ public enum AnalysisHTMLFormatter {
                         out += plain ? "<td data-json=\"totals.\(d.key).\(key).\(name)\" data-value=\"\(n)\">\(grouped(n))</td>" : "<td>\(grouped(n))</td>"
                     }
                     if let p99 = f.assemblyLatencyByType?[name]?.latency.p99 {
-                        let shown = grouped((p99 * 1_000_000).rounded() / 1000)
-                        out += plain
-                            ? "<td data-json=\"totals.\(d.key).assemblyLatencyByType.\(name).p99\" data-value=\"\(number(p99))\" data-scale=\"1000\">\(shown)</td>"
-                            : "<td>\(shown)</td>"
+                        out += millisecondsCell(p99, json: plain ? "totals.\(d.key).assemblyLatencyByType.\(name).p99" : nil)
                     } else {
                         out += "<td>–</td>"
                     }
@@ -173,13 +170,21 @@ public enum AnalysisHTMLFormatter {
                 let path = "responseTimes.byType.\(escapeHTML(entry.type))"
                 out += "<tr><th>\(escapeHTML(entry.type))</th><td data-json=\"\(path).requests\" data-value=\"\(entry.requests)\">\(grouped(entry.requests))</td>"
                 for (key, v) in [("p50", entry.seconds.p50), ("p99", entry.seconds.p99), ("max", entry.seconds.max)] {
-                    out += "<td data-json=\"\(path).\(key)\" data-value=\"\(number(v))\" data-scale=\"1000\">\(grouped((v * 1_000_000).rounded() / 1000))</td>"
+                    out += millisecondsCell(v, json: "\(path).\(key)")
                 }
                 out += "</tr>\n"
             }
             out += "</tbody></table>\n"
         }
         return out
+    }
+
+    /// Seconds shown in milliseconds to the microsecond, tied to the JSON's value at `json` (none:
+    /// a path the page's check cannot follow).
+    private static func millisecondsCell(_ seconds: Double, json: String?) -> String {
+        let shown = grouped((seconds * 1_000_000).rounded() / 1000)
+        guard let json else { return "<td>\(shown)</td>" }
+        return "<td data-json=\"\(json)\" data-value=\"\(number(seconds))\" data-scale=\"1000\">\(shown)</td>"
     }
 
     /// tshark's side of the story: was anything lost on the wire, or only in the receive loop?
