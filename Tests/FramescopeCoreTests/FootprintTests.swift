@@ -8,7 +8,7 @@ import Testing
 /// path is a decision, not an accident: 50,000 open connections multiply every byte.
 @Suite struct FootprintTests {
     @Test func aConnectionsFixedStateStaysWithinItsBudget() {
-        #expect(MemoryLayout<Connection<Analyzer.Framing?>>.stride <= 704)
+        #expect(MemoryLayout<Connection<Analyzer.ConnectionState>>.stride <= 704)
         #expect(MemoryLayout<ConnectionActivity>.stride <= 16)
         #expect(MemoryLayout<DirectionAnalyzer>.stride <= 560)
         // The schema is shared by reference, not copied into every direction.

@@ -37,7 +37,7 @@ public final class ConnectionAnalysis: Sendable {
 }
 
 /// How one SPEC frames its connections, made once and shared by all of them.
-final class FramingPlan: Sendable {
+public final class FramingPlan: Sendable {
     let spec: DissectorSpec
     /// Per direction: PostgreSQL frames the client's and the server's start differently.
     let dissectors: PerDirection<SharedDissector>
@@ -89,7 +89,17 @@ public struct Analyzer: StreamSink {
         init(_ directions: PerDirection<DirectionAnalyzer>) { self.directions = directions }
     }
 
-    public typealias ConnectionState = Framing?
+    /// A connection's framing: none (no dissector applies), waiting (one applies and no byte has
+    /// arrived yet: nothing allocated, the plan's reference only), or under way. Connections
+    /// that never carry a byte are common — scans, health checks, 28,684 of the 50,000 in the
+    /// benchmark's many-flow capture — and cost no framing object.
+    public enum ConnectionFraming {
+        case undissected
+        case waiting(FramingPlan)
+        case framing(Framing)
+    }
+
+    public typealias ConnectionState = ConnectionFraming
 
     public let choice: DissectorChoice
     /// How message bodies are checked as protobuf, on the connections it applies to.
@@ -141,18 +151,31 @@ public struct Analyzer: StreamSink {
     /// Selects messages for `--export-messages` (nil: none).
     public mutating func export(_ selection: MessageExport?) { context.export = selection }
 
-    public mutating func connectionOpened(_ connection: ConnectionInfo) -> Framing? {
-        guard let plan = portPlans[connection.server.port] ?? defaultPlan else { return nil }
-        let directions = PerDirection {
-            DirectionAnalyzer(dissector: plan.dissectors[$0], connection: connection.id, direction: $0, bodyRules: plan.bodyRules)
-        }
-        let framing = Framing(plan: plan, directions: directions)
-        if asCapturedContext != nil { framing.asCaptured = AsCaptured(directions) }
-        return framing
+    public mutating func connectionOpened(_ connection: ConnectionInfo) -> ConnectionFraming {
+        guard let plan = portPlans[connection.server.port] ?? defaultPlan else { return .undissected }
+        return .waiting(plan)
     }
 
-    public mutating func data(_ chunk: StreamChunk, state: inout Framing?) {
-        guard let framing = state else { return }
+    /// The connection's framing, started at its first byte (or gap).
+    private func framing(_ state: inout ConnectionFraming, connection: ConnectionID) -> Framing? {
+        switch state {
+        case .framing(let framing):
+            return framing
+        case .undissected:
+            return nil
+        case .waiting(let plan):
+            let directions = PerDirection {
+                DirectionAnalyzer(dissector: plan.dissectors[$0], connection: connection, direction: $0, bodyRules: plan.bodyRules)
+            }
+            let framing = Framing(plan: plan, directions: directions)
+            if asCapturedContext != nil { framing.asCaptured = AsCaptured(directions) }
+            state = .framing(framing)
+            return framing
+        }
+    }
+
+    public mutating func data(_ chunk: StreamChunk, state: inout ConnectionFraming) {
+        guard let framing = framing(&state, connection: chunk.connection) else { return }
         // A switch, not the PerDirection subscript: its accessor is a coroutine call per chunk.
         switch chunk.direction {
         case .clientToServer: framing.directions.clientToServer.feed(chunk, context: &context)
@@ -191,20 +214,28 @@ public struct Analyzer: StreamSink {
         context.completed.removeAll(keepingCapacity: true)
     }
 
-    public mutating func gap(_ gap: StreamGap, state: inout Framing?) {
-        state?.directions[gap.direction].gap(at: gap.offset, length: gap.length, context: &context)
-        if let framing = state, !context.completed.isEmpty { pair(gap.direction, framing) }
+    public mutating func gap(_ gap: StreamGap, state: inout ConnectionFraming) {
+        guard let framing = framing(&state, connection: gap.connection) else { return }
+        framing.directions[gap.direction].gap(at: gap.offset, length: gap.length, context: &context)
+        if !context.completed.isEmpty { pair(gap.direction, framing) }
         if onMessage != nil { deliverMessages() }
-        if let shadow = state?.asCaptured {
+        if let shadow = framing.asCaptured {
             shadow.directions[gap.direction].gap(at: gap.offset, length: gap.length, context: &asCapturedContext!)
             asCapturedContext!.completed.removeAll(keepingCapacity: true)
         }
     }
 
-    public mutating func connectionClosed(_ summary: ConnectionSummary, state: consuming Framing?) {
-        guard let framing = state else {
+    public mutating func connectionClosed(_ summary: ConnectionSummary, state: consuming ConnectionFraming) {
+        let framing: Framing
+        switch state {
+        case .undissected:
             keep(ConnectionAnalysis(summary: summary, spec: nil, directions: nil))
             return
+        case .waiting(let plan):
+            keep(Self.analysis(summary, untouched: plan))
+            return
+        case .framing(let started):
+            framing = started
         }
         for direction in Direction.allCases {
             framing.directions[direction].finish(context: &context)
@@ -226,9 +257,23 @@ public struct Analyzer: StreamSink {
     }
 
     /// A connection still open, with its figures so far (the live view).
-    public func analysis(ofOpen summary: ConnectionSummary, _ state: Framing?) -> ConnectionAnalysis {
-        guard let state else { return ConnectionAnalysis(summary: summary, spec: nil, directions: nil) }
-        return Self.analysis(summary, state)
+    public func analysis(ofOpen summary: ConnectionSummary, _ state: ConnectionFraming) -> ConnectionAnalysis {
+        switch state {
+        case .undissected: ConnectionAnalysis(summary: summary, spec: nil, directions: nil)
+        case .waiting(let plan): Self.analysis(summary, untouched: plan)
+        case .framing(let framing): Self.analysis(summary, framing)
+        }
+    }
+
+    /// A dissected connection that carried no byte: what its untouched analyzers would report.
+    private static func analysis(_ summary: ConnectionSummary, untouched plan: FramingPlan) -> ConnectionAnalysis {
+        let directions = PerDirection { direction -> DirectionAnalysis in
+            var analysis = DirectionAnalysis()
+            analysis.segments = summary[direction].segments
+            analysis.segmentsOverMSS = summary[direction].segmentsOverMSS
+            return analysis
+        }
+        return ConnectionAnalysis(summary: summary, spec: plan.spec, directions: directions)
     }
 
     private static func analysis(_ summary: ConnectionSummary, _ framing: Framing) -> ConnectionAnalysis {
