@@ -108,9 +108,12 @@ extension ConnectionAnalysis {
                     if let schema = check.schema, schema.countBy != nil {
                         w.field("counts", counts: Dictionary(a.protobufCounts.map { (schema.countLabel($0.key), $0.value) }, uniquingKeysWith: +))
                     }
-                    w.field("invalid", a.protobufInvalid)
-                    w.field("invalidByReason", counts: Dictionary(uniqueKeysWithValues: a.protobufInvalidByReason.dictionary.map { ($0.key.rawValue, $0.value) }))
-                    w.field("invalidPercent", percent(a.protobufInvalid, of: a.protobufChecked))
+                    // Like the figures around it, without what is 0 or empty (most bodies are valid).
+                    if a.protobufInvalid > 0 {
+                        w.field("invalid", a.protobufInvalid)
+                        w.field("invalidByReason", counts: Dictionary(uniqueKeysWithValues: a.protobufInvalidByReason.dictionary.map { ($0.key.rawValue, $0.value) }))
+                        w.field("invalidPercent", percent(a.protobufInvalid, of: a.protobufChecked))
+                    }
                 }
             }
             counter("resyncs", a.resyncs)
