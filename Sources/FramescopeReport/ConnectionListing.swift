@@ -98,9 +98,10 @@ public final class ConnectionListing: @unchecked Sendable {
     }
 
     private func noteSuggestionCandidates(_ analysis: ConnectionAnalysis) {
-        guard let directions = analysis.directions else { return }
+        // Length fields only, checked first: most connections end here without touching their figures.
+        guard let spec = analysis.spec, case .lengthField = spec.kind, let directions = analysis.directions else { return }
         let troubled = Direction.allCases.filter { directions[$0].malformed > 0 || directions[$0].incompleteAtEnd > 0 }
-        guard !troubled.isEmpty, let spec = analysis.spec, case .lengthField = spec.kind else { return }
+        guard !troubled.isEmpty else { return }
         let id = analysis.summary.info.id
         if suggestionCandidates.count == Self.suggestionLimit, let last = suggestionCandidates.last, last.analysis.summary.info.id < id { return }
         for d in troubled {
@@ -131,12 +132,14 @@ public struct Trouble: Comparable {
         bytes = a.summary[.clientToServer].bytes + a.summary[.serverToClient].bytes
         id = a.summary.info.id
         guard let directions = a.directions else { return }
-        for d in Direction.allCases {
-            let f = directions[d]
-            problems += f.malformed + f.damagedByGaps + f.incompleteAtEnd + f.boundariesNotFound
-            naiveLoss += f.naiveReaderLoss
-            splitOrGlued += f.partialMessages + f.mergedSegments
-        }
+        count(directions.clientToServer)
+        count(directions.serverToClient)
+    }
+
+    private mutating func count(_ f: borrowing DirectionAnalysis) {
+        problems += f.malformed + f.damagedByGaps + f.incompleteAtEnd + f.boundariesNotFound
+        naiveLoss += f.naiveReaderLoss
+        splitOrGlued += f.partialMessages + f.mergedSegments
     }
 
     public static func < (a: Trouble, b: Trouble) -> Bool {
