@@ -1,3 +1,4 @@
+import FramescopeSynthetic
 import Testing
 
 @testable import FramescopeCore
@@ -13,5 +14,47 @@ import Testing
         #expect(MemoryLayout<DirectionAnalyzer>.stride <= 560)
         // The schema is shared by reference, not copied into every direction.
         #expect(MemoryLayout<BodyInspection>.stride <= 64)
+    }
+
+    /// A dissected connection that never carries a byte (a port scan, a health check) holds the
+    /// plan's reference, not a framing object, and reports what untouched analyzers would; the
+    /// first byte starts its framing.
+    @Test func aConnectionWithoutPayloadAllocatesNoFraming() {
+        var table = FlowTable(sink: Analyzer(choice: DissectorChoice(byDefault: try! DissectorSpec(parsing: "varint"))))
+        var frame: UInt64 = 0
+        func send(_ from: Endpoint, _ to: Endpoint, seq: UInt32, _ flags: TCPFlags, _ payload: [UInt8] = []) {
+            frame += 1
+            let packet = PacketBuilder().tcp(from: from, to: to, sequence: seq, flags: flags, payload: payload)
+            packet.withUnsafeBytes {
+                table.process($0, info: CaptureInfo(frame: frame, timestamp: Timestamp(seconds: Int64(frame), nanoseconds: 0), linkType: .ethernet, captureLength: packet.count, originalLength: packet.count))
+            }
+        }
+        func states() -> [String] {
+            var all: [String] = []
+            table.forEachOpenConnection { _, state in
+                switch state {
+                case .undissected: all.append("undissected")
+                case .waiting: all.append("waiting")
+                case .framing: all.append("framing")
+                }
+            }
+            return all
+        }
+        send(client, server, seq: 100, [.syn])
+        send(server, client, seq: 900, [.syn, .ack])
+        send(client, server, seq: 101, [.ack])
+        #expect(states() == ["waiting"])
+        send(client, server, seq: 101, [.ack, .psh], [3, 1, 2, 3])
+        #expect(states() == ["framing"])
+        table.finish()
+        // A second one that closes without a byte: dissected, with figures of nothing.
+        send(client, server, seq: 100, [.syn])
+        send(server, client, seq: 900, [.syn, .ack])
+        send(client, server, seq: 101, [.fin, .ack])
+        send(server, client, seq: 901, [.fin, .ack])
+        table.finish()
+        let quiet = table.sink.connections.last!
+        #expect(quiet.spec != nil && table.sink.finished.dissected == 2)
+        #expect(quiet.directions?.clientToServer == DirectionAnalysis() && quiet.directions?.serverToClient == DirectionAnalysis())
     }
 }
