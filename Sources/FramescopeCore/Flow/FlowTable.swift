@@ -140,7 +140,8 @@ public struct FlowTable<Sink: StreamSink> {
 
     /// Takes the connection out (the last one moves into its slot) and finalizes it.
     private mutating func finalize(slot: Int, reason: FinalizeReason) {
-        var (connection, activity) = remove(slot: slot)
+        let (removed, activity) = remove(slot: slot)
+        var connection = removed
         connection.finalize(reason: reason, lastSeen: activity.lastSeen, context: &context, sink: &sink)
     }
 

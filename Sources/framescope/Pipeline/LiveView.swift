@@ -108,7 +108,7 @@ final class LiveView {
     /// rates go first, the connection, messages and its trouble last).
     private func section(_ title: String, _ rows: [Row], of total: Int, width: Int) -> String {
         let (bold, _, reset) = styles
-        var out = "\(bold)\(title)\(reset)" + (total > rows.count ? ", \(rows.count) of \(total)" : "") + "\n"
+        let out = "\(bold)\(title)\(reset)" + (total > rows.count ? ", \(rows.count) of \(total)" : "") + "\n"
         if rows.isEmpty { return out + "  none\n" }
         let columns: [(String, TextTable.Alignment, (Row) -> String)] = [
             ("ID", .right, { String($0.connection.summary.info.id.rawValue) }),
