@@ -10,6 +10,11 @@ public struct CaptureFileSummary: Sendable {
     public var error: CaptureError?
     /// The IANA time zone a pcapng file names for its interfaces (`if_iana_tzname`), if any.
     public var timeZone: String?
+    /// The frame index beside the file (`FILE.frames`, written by `framescope split`) whose
+    /// original frame numbers its records carry, if there was one.
+    public var frameIndex: String?
+    /// The file's link type, once opened.
+    public var linkType: LinkType?
 }
 
 /// Reads capture files in order through libpcap, numbering frames across them, applying the
@@ -25,6 +30,10 @@ public struct CaptureReader {
 
     private var frame: UInt64 = 0
     private var accepted = 0
+    /// The current file's frame index: its records are numbered as in the capture it was cut from.
+    private var index: FrameIndexReader?
+    private var indexEnded = false
+    private var indexFirstFrame: UInt64?
 
     public init(paths: [String], filter: PacketFilter? = nil, packetLimit: Int? = nil) {
         self.paths = paths
@@ -42,6 +51,7 @@ public struct CaptureReader {
             var summary = CaptureFileSummary(path: path, firstFrame: frame + 1)
             summary.timeZone = PcapngTimeZone.read(path: path)
             summary.error = readFile(path, number: number, summary: &summary, body)
+            if let indexFirstFrame { summary.firstFrame = indexFirstFrame }
             files.append(summary)
         }
     }
@@ -58,7 +68,10 @@ public struct CaptureReader {
         case .failure(let failure): return .cannotOpen(path: path, message: failure.message)
         }
         let linkType = handle.linkType
+        summary.linkType = linkType
         var packets = 0
+        if let failure = openIndex(beside: path, summary: &summary) { return failure }
+        defer { index = nil }
         while !limitReached {
             let next = handle.next { header, bytes in
                 deliver(header, linkType: linkType, bytes: bytes, body)
@@ -66,9 +79,11 @@ public struct CaptureReader {
             switch next {
             case .packet:
                 packets += 1
+                if indexEnded { return indexMismatch(path, packets: packets, summary: &summary) }
                 if packets & 0xFFFF == 0, let progress, let offset = handle.fileOffset { progress(number, offset) }
             case .end, .timeout:  // an offline handle never times out
                 summary.packets = packets
+                if let index, index.read < index.count { return indexMismatch(path, packets: packets, summary: &summary) }
                 return nil
             case .failure(let failure):
                 summary.packets = packets
@@ -81,6 +96,28 @@ public struct CaptureReader {
         }
         summary.packets = packets
         return nil
+    }
+
+    /// Opens `FILE.frames` when it is there; an index that cannot be read stops the file (its
+    /// frame numbers would be wrong).
+    private mutating func openIndex(beside path: String, summary: inout CaptureFileSummary) -> CaptureError? {
+        (indexEnded, indexFirstFrame) = (false, nil)
+        guard path != "-" else { return nil }
+        do {
+            index = try FrameIndexReader.open(FrameIndex.path(for: path))
+        } catch {
+            return error
+        }
+        summary.frameIndex = index?.path
+        return nil
+    }
+
+    private func indexMismatch(_ path: String, packets: Int, summary: inout CaptureFileSummary) -> CaptureError {
+        summary.packets = packets
+        let count = index?.count ?? 0
+        return .broken(
+            path: path, message: "its frame index \(FrameIndex.path(for: path)) holds \(count) records, the capture \(packets)\(indexEnded ? " or more" : ""): they do not belong together",
+            packetsRead: packets, lastFrame: frame, byteOffset: nil)
     }
 
     /// libpcap 1.10 stops at a pcapng interface whose link type or snapshot length differs
@@ -104,7 +141,8 @@ public struct CaptureReader {
                 if seen > alreadyRead { deliver(header, linkType: linkType, bytes: bytes, body) }
             }
             switch next {
-            case .packet: continue
+            case .packet:
+                if indexEnded { return indexMismatch(path, packets: seen, summary: &summary) }
             case .end:
                 summary.packets = max(seen, alreadyRead)
                 return nil
@@ -122,11 +160,20 @@ public struct CaptureReader {
         _ body: (CaptureInfo, UnsafeRawBufferPointer) -> Void
     ) {
         frame += 1  // every record counts, filtered or not, as in Wireshark
+        var number = frame
+        if let index {
+            guard let original = index.next() else {
+                indexEnded = true
+                return
+            }
+            number = original
+            if indexFirstFrame == nil { indexFirstFrame = original }
+        }
         if let filter, !filter.matches(bytes, header: header, linkType: linkType) { return }
         accepted += 1
         body(
             CaptureInfo(
-                frame: frame, timestamp: header.timestamp, linkType: linkType,
+                frame: number, timestamp: header.timestamp, linkType: linkType,
                 captureLength: header.captureLength, originalLength: header.originalLength),
             bytes)
     }

@@ -1,9 +1,4 @@
-import CPcap
 import FramescopeCore
-
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// `analyze --export-messages`: copies the selected frames of the inputs, as captured, into a
 /// pcap a colleague can open — a second pass over the files through libpcap, numbering frames
@@ -64,27 +59,12 @@ public struct ExportError: Error, CustomStringConvertible {
 /// A pcap of Wireshark "exported PDU" records (link type 252, `DLT_WIRESHARK_UPPER_PDU`), written
 /// through libpcap on a dead handle.
 public final class ExportedPDUFile {
-    private let handle: OpaquePointer
     private let dumper: PcapDumper
     public private(set) var records = 0
 
     public init(path: String) throws {
-        let file = try OutputFile(path)
-        guard let handle = pcap_open_dead_with_tstamp_precision(252, 262_144, UInt32(PCAP_TSTAMP_PRECISION_NANO)) else {
-            file.discard()
-            throw ExportError(message: "\(path): libpcap cannot make a link-type 252 handle")
-        }
-        self.handle = handle
-        guard let stream = fdopen(dup(file.fd), "wb"), let dumper = pcap_dump_fopen(handle, stream) else {
-            let message = String(cString: pcap_geterr(handle))
-            pcap_close(handle)
-            file.discard()
-            throw ExportError(message: "\(path): \(message)")
-        }
-        self.dumper = PcapDumper(dumper: dumper, file: file, fractionScale: 1)
+        dumper = try openSavefile(path, linkType: 252)
     }
-
-    deinit { pcap_close(handle) }
 
     public func write(_ bytes: [UInt8], at timestamp: Timestamp) {
         let length = bytes.count
@@ -93,4 +73,20 @@ public final class ExportedPDUFile {
     }
 
     public func close() throws { try dumper.close() }
+}
+
+/// A new savefile of `linkType` at `path`, with nanosecond timestamps, under a temporary name
+/// until it is closed.
+func openSavefile(_ path: String, linkType: Int32) throws -> PcapDumper {
+    let file = try OutputFile(path)
+    guard let handle = PcapHandle.openDead(linkType: linkType) else {
+        file.discard()
+        throw ExportError(message: "\(path): libpcap cannot make a handle of link type \(linkType)")
+    }
+    switch handle.openDump(file) {
+    case .success(let dumper): return dumper
+    case .failure(let failure):
+        file.discard()
+        throw ExportError(message: "\(path): \(failure.message)")
+    }
 }

@@ -34,6 +34,12 @@ final class PcapHandle {
 
     var linkType: LinkType { LinkType(rawValue: pcap_datalink(handle)) }
 
+    /// A handle that reads nothing, for writing savefiles of `linkType` with nanosecond
+    /// timestamps (`openDump`).
+    static func openDead(linkType: Int32) -> PcapHandle? {
+        pcap_open_dead_with_tstamp_precision(linkType, 262_144, UInt32(PCAP_TSTAMP_PRECISION_NANO)).map { PcapHandle(handle: $0, path: "") }
+    }
+
     // MARK: Live capture
 
     /// `pcap_create` + options + `pcap_activate`, nanosecond timestamps where the device has them.

@@ -21,9 +21,10 @@ extension AnalysisReport {
         let listed = listing.map { $0.scope == .all ? analyzer.finished.count : $0.scope == .worst ? analyses.count : 0 } ?? analyses.count
         totals.foldedConnections = totals.connections - listed
         let endpoints = analyzer.context.evidence.endpoints
-        events = analyzer.context.evidence.events.map { Event($0, endpoints: endpoints[$0.connection]) }
+        let original = flows.inputs.contains { $0.frameIndex != nil }
+        events = analyzer.context.evidence.events.map { Event($0, endpoints: endpoints[$0.connection], originalFrames: original) }
         eventsTotal = analyzer.context.evidence.total
-        examples = analyzer.context.evidence.examples.map { Example($0, endpoints: endpoints[$0.connection]) }
+        examples = analyzer.context.evidence.examples.map { Example($0, endpoints: endpoints[$0.connection], originalFrames: original) }
         warnings = Self.warnings(analyzer: analyzer, limits: flows.limits, inputs: flows.inputs, packets: flows.packets)
         if let first = analyzer.finished.firstSeen, let last = analyzer.finished.lastSeen { span = (first, last) }
     }

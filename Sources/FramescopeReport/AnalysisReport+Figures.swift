@@ -106,8 +106,22 @@ extension AnalysisReport.Distribution {
     }
 }
 
+/// How a Wireshark filter names a connection: `tcp.stream == N`, or, where the frame numbers are an
+/// original capture's (a shard cut by `split`, whose stream numbers are its own), by its addresses
+/// and ports (`ip:port` or `[ipv6]:port` text).
+func connectionFilter(_ id: Int, client: String?, server: String?, byAddress: Bool) -> String {
+    func parts(_ endpoint: String?) -> (address: Substring, port: Substring)? {
+        guard let endpoint, let colon = endpoint.lastIndex(of: ":") else { return nil }
+        let address = endpoint[..<colon]
+        return (address.hasPrefix("[") ? address.dropFirst().dropLast() : address, endpoint[endpoint.index(after: colon)...])
+    }
+    guard byAddress, let a = parts(client), let b = parts(server) else { return "tcp.stream == \(id)" }
+    let ip = client!.hasPrefix("[") ? "ipv6.addr" : "ip.addr"
+    return "\(ip) == \(a.address) && \(ip) == \(b.address) && tcp.port == \(a.port) && tcp.port == \(b.port)"
+}
+
 extension AnalysisReport.Example {
-    init(_ e: SplitExample, endpoints: (Endpoint, Endpoint)?) {
+    init(_ e: SplitExample, endpoints: (Endpoint, Endpoint)?, originalFrames: Bool = false) {
         let (client, server) = endpoints ?? (Endpoint(address: IPAddress(ipv4: 0), port: 0), Endpoint(address: IPAddress(ipv4: 0), port: 0))
         let (from, to) = e.direction == .clientToServer ? (client, server) : (server, client)
         kind = e.kind.rawValue
@@ -121,7 +135,8 @@ extension AnalysisReport.Example {
         count = e.count
         cause = e.cause.description
         time = e.timestamp.epochString
-        let stream = "tcp.stream == \(e.connection.rawValue)"
+        let stream = connectionFilter(
+            e.connection.rawValue, client: endpoints.map { $0.0.description }, server: endpoints.map { $0.1.description }, byAddress: originalFrames)
         wiresharkFilter = e.kind == .merged
             ? "\(stream) && frame.number == \(e.firstFrame)"
             : "\(stream) && tcp.srcport == \(from.port) && tcp.len > 0 && frame.number >= \(e.firstFrame) && frame.number <= \(e.lastFrame)"
@@ -138,7 +153,7 @@ extension AnalysisReport.Example {
 }
 
 extension AnalysisReport.Event {
-    init(_ e: AnalysisEvent, endpoints: (Endpoint, Endpoint)?) {
+    init(_ e: AnalysisEvent, endpoints: (Endpoint, Endpoint)?, originalFrames: Bool = false) {
         let (client, server) = endpoints ?? (Endpoint(address: IPAddress(ipv4: 0), port: 0), Endpoint(address: IPAddress(ipv4: 0), port: 0))
         let (from, to) = e.direction == .clientToServer ? (client, server) : (server, client)
         kind = e.kind.rawValue
@@ -155,7 +170,9 @@ extension AnalysisReport.Event {
         time = e.timestamp.epochString
         bytes = e.bytes
         length = e.length
-        wiresharkFilter = "tcp.stream == \(e.connection.rawValue) && frame.number == \(e.frame)"
+        let stream = connectionFilter(
+            e.connection.rawValue, client: endpoints.map { $0.0.description }, server: endpoints.map { $0.1.description }, byAddress: originalFrames)
+        wiresharkFilter = "\(stream) && frame.number == \(e.frame)"
     }
 }
 

@@ -20,6 +20,7 @@ extension FlowsReport.Input {
         w.object { w in
             if let error { w.field("error", error) }
             w.field("firstFrame", firstFrame)
+            if let frameIndex { w.field("frameIndex", frameIndex) }
             w.field("packets", packets)
             w.field("path", path)
             w.field("reader", reader)

@@ -19,14 +19,19 @@ public struct FlowsReport: Sendable {
         public var error: String?
         /// The IANA time zone the file names (pcapng `if_iana_tzname`), if it names one.
         public var timeZone: String?
+        /// The frame index whose original frame numbers the file's records carry (`split`).
+        public var frameIndex: String?
 
-        public init(path: String, packets: Int, firstFrame: UInt64, reader: String, error: String?, timeZone: String? = nil) {
+        public init(
+            path: String, packets: Int, firstFrame: UInt64, reader: String, error: String?, timeZone: String? = nil, frameIndex: String? = nil
+        ) {
             self.path = path
             self.packets = packets
             self.firstFrame = firstFrame
             self.reader = reader
             self.error = error
             self.timeZone = timeZone
+            self.frameIndex = frameIndex
         }
     }
 

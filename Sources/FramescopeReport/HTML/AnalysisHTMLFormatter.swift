@@ -358,7 +358,7 @@ public enum AnalysisHTMLFormatter {
             out += cell("messages", Double(f.messages)) + cell("partialPercent", f.partialPercent) + cell("mergedPercent", f.mergedPercent)
             out += cell("naiveReaderLoss", Double(f.naiveReaderLoss)) + cell("malformed", Double(f.malformed))
             out += cell("incompleteAtEnd", Double(f.incompleteAtEnd))
-            out += "<td>" + copyable("tcp.stream == \(c.id)") + "</td></tr>\n"
+            out += "<td>" + copyable(connectionFilter(c.id, client: c.client, server: c.server, byAddress: r.originalFrames)) + "</td></tr>\n"
         }
         out += "</tbody></table>\n"
         if let caption = r.listedCaption { out += "<p>From \(escapeHTML(caption)).</p>\n" }

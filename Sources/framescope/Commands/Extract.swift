@@ -40,14 +40,3 @@ extension Framescope {
         }
     }
 }
-
-/// `mkdir -p`.
-private func makeDirectories(_ path: String) throws {
-    var prefix = path.hasPrefix("/") ? "/" : ""
-    for part in path.split(separator: "/") {
-        prefix += part + "/"
-        if mkdir(prefix, 0o755) != 0 && errno != EEXIST {
-            throw Failure(message: "\(path): cannot create directory: \(String(cString: strerror(errno)))")
-        }
-    }
-}

@@ -47,7 +47,8 @@ struct CapturePipeline<Sink: StreamSink> {
     var inputs: [FlowsReport.Input] {
         reader.files.map {
             FlowsReport.Input(
-                path: $0.path, packets: $0.packets, firstFrame: $0.firstFrame, reader: $0.reader, error: $0.error?.description, timeZone: $0.timeZone)
+                path: $0.path, packets: $0.packets, firstFrame: $0.firstFrame, reader: $0.reader, error: $0.error?.description, timeZone: $0.timeZone,
+                frameIndex: $0.frameIndex)
         }
     }
 }
@@ -127,4 +128,15 @@ func finish(with errors: [CaptureError]) throws {
 func writeError(_ text: String) {
     var text = text
     text.withUTF8 { _ = write(2, $0.baseAddress, $0.count) }
+}
+
+/// `mkdir -p`.
+func makeDirectories(_ path: String) throws {
+    var prefix = path.hasPrefix("/") ? "/" : ""
+    for part in path.split(separator: "/") {
+        prefix += part + "/"
+        if mkdir(prefix, 0o755) != 0 && errno != EEXIST {
+            throw Failure(message: "\(path): cannot create directory: \(String(cString: strerror(errno)))")
+        }
+    }
 }

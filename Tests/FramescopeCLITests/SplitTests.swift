@@ -1,0 +1,127 @@
+import Foundation
+import Testing
+
+/// `framescope split --by-flow N`: every connection lands whole in one shard, and a shard's
+/// reports (through its frame index) say what the single run says of the same connections, with
+/// the original frame numbers.
+@Suite struct SplitTests {
+    let cli = CLITests()
+
+    func json(_ path: String) throws -> [String: Any] {
+        try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as? [String: Any])
+    }
+
+    /// A report's objects under `key` as sorted canonical text, without the fields a shard numbers
+    /// on its own (connection IDs and the filters built from them).
+    func comparable(_ report: [String: Any], _ key: String) throws -> [String] {
+        let objects = report[key] as? [[String: Any]] ?? []
+        return try objects.map { object in
+            var object = object
+            for field in ["id", "connection", "wiresharkFilter"] { object[field] = nil }
+            return String(decoding: try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]), as: UTF8.self)
+        }.sorted()
+    }
+
+    /// Splits `capture` into `shards`, analyzes it whole and each shard, and compares.
+    func expectShardsAgreeWithTheWholeRun(_ capture: String, shards: Int, analyze: [String]) throws {
+        let directory = cli.temporaryDirectory()
+        let split = try cli.run(["split", "--by-flow", String(shards), capture, "-o", directory])
+        #expect(split.status == 0, "\(split.stderr)")
+        let whole = scratchDirectory + "whole-\(UUID().uuidString).json"
+        #expect(try cli.run(["analyze", capture] + analyze + ["--format", "json", "-o", whole]).status == 0)
+        let single = try json(whole)
+        var connections: [String] = [], events: [String] = [], eventsTotal = 0, packets = 0, frames: [Int] = []
+        for k in 0..<shards {
+            let shard = directory + "/shard-" + String(format: "%03d", k) + ".pcap"
+            let out = scratchDirectory + "shard-\(UUID().uuidString).json"
+            let run = try cli.run(["analyze", shard] + analyze + ["--format", "json", "-o", out])
+            #expect(run.status == 0, "\(run.stderr)")
+            let report = try json(out)
+            connections += try comparable(report, "connections")
+            events += try comparable(report, "events")
+            eventsTotal += report["eventsTotal"] as! Int
+            let input = try #require((report["inputs"] as? [[String: Any]])?.first)
+            #expect(input["frameIndex"] as? String == shard + ".frames")
+            packets += input["packets"] as! Int
+            // Every record of the shard, by its original number (flows lists each connection's first).
+            let flows = try cli.run(["flows", shard, "--format", "json"])
+            for c in (try JSONSerialization.jsonObject(with: Data(flows.stdout.utf8)) as! [String: Any])["connections"] as! [[String: Any]] {
+                frames.append(c["firstFrame"] as! Int)
+            }
+        }
+        let total = try #require((single["inputs"] as? [[String: Any]])?.first?["packets"] as? Int)
+        #expect(packets == total, "the shards together hold every record")
+        let wholeConnections = try comparable(single, "connections")
+        #expect(connections.sorted() == wholeConnections, "each connection's figures, as the whole run has them")
+        #expect(events.sorted() == (try comparable(single, "events")), "events, with the original frame numbers")
+        #expect(eventsTotal == single["eventsTotal"] as! Int)
+        let wholeFlows = try cli.run(["flows", capture, "--format", "json"])
+        let firstFrames = ((try JSONSerialization.jsonObject(with: Data(wholeFlows.stdout.utf8)) as! [String: Any])["connections"] as! [[String: Any]])
+            .map { $0["firstFrame"] as! Int }
+        #expect(frames.sorted() == firstFrames.sorted(), "connections start at their original frames")
+    }
+
+    /// Many connections picked up mid-stream, with junk and reconnects: the events and every
+    /// connection's figures survive the split.
+    @Test func aSynthCaptureOfManyConnectionsSplitsIntoAgreeingShards() throws {
+        let capture = scratchDirectory + "split-\(UUID().uuidString).pcap"
+        let synth = try cli.run([
+            "synth", "--size", "1500K", "--flows", "400", "--framing", "length", "--seed", "11", "--late-start",
+            "--junk", "0.05", "--reconnect", "0.05", "-o", capture,
+        ])
+        #expect(synth.status == 0, "\(synth.stderr)")
+        let truth = try json(capture + ".truth.json")
+        try expectShardsAgreeWithTheWholeRun(capture, shards: 5, analyze: ["--dissector", truth["spec"] as! String])
+    }
+
+    /// A real capture of many TLS connections with losses.
+    @Test func aLossyRealCaptureSplitsIntoAgreeingShards() throws {
+        let capture = ExportCLITests.corpus + "/tls-many-flows-lossy.pcap"
+        guard FileManager.default.fileExists(atPath: capture) else { return oracleMissing("split: no ../shared/corpus") }
+        try expectShardsAgreeWithTheWholeRun(capture, shards: 3, analyze: ["--dissector", "preset:tls"])
+    }
+
+    /// The shard's Wireshark filter for an event picks exactly that frame of the original capture.
+    @Test func aShardsWiresharkFilterFindsTheFrameInTheOriginal() throws {
+        guard let tshark = ExportCLITests.tshark else { return oracleMissing("split filters: no tshark") }
+        let capture = scratchDirectory + "split-\(UUID().uuidString).pcap"
+        #expect(try cli.run(["synth", "--size", "400K", "--flows", "40", "--framing", "length", "--seed", "2", "--junk", "0.2", "-o", capture]).status == 0)
+        let spec = try json(capture + ".truth.json")["spec"] as! String
+        let directory = cli.temporaryDirectory()
+        #expect(try cli.run(["split", "--by-flow", "2", capture, "-o", directory]).status == 0)
+        let out = scratchDirectory + "shard-\(UUID().uuidString).json"
+        #expect(try cli.run(["analyze", directory + "/shard-001.pcap", "--dissector", spec, "--format", "json", "-o", out]).status == 0)
+        let events = try #require(try json(out)["events"] as? [[String: Any]])
+        let event = try #require(events.first, "junk makes malformed events")
+        let filter = event["wiresharkFilter"] as! String
+        #expect(!filter.contains("tcp.stream"), "a shard's stream numbers are its own")
+        let found = try cli.run(["-r", capture, "-Y", filter, "-T", "fields", "-e", "frame.number"], executable: tshark)
+        #expect(found.stdout.split(separator: "\n") == [Substring(String(event["frame"] as! Int))])
+    }
+
+    /// A frame index that belongs to another capture is an error, not wrong frame numbers.
+    @Test func aFrameIndexOfAnotherCaptureIsRefused() throws {
+        let directory = cli.temporaryDirectory()
+        #expect(try cli.run(["split", "--by-flow", "2", CLITests.sample, "-o", directory]).status == 0)
+        let copy = directory + "/copy.pcap"
+        try FileManager.default.copyItem(atPath: CLITests.sample, toPath: copy)
+        try FileManager.default.copyItem(atPath: directory + "/shard-000.pcap.frames", toPath: copy + ".frames")
+        let run = try cli.run(["flows", copy])
+        #expect(run.status == 1)
+        #expect(run.stderr.contains("they do not belong together"), "\(run.stderr)")
+        try Data("not an index".utf8).write(to: URL(fileURLWithPath: copy + ".frames"))
+        let garbage = try cli.run(["flows", copy])
+        #expect(garbage.status == 1 && garbage.stderr.contains("not a framescope frame index"), "\(garbage.stderr)")
+    }
+
+    /// A pcap holds one link type: inputs of two are refused, and no shard is left behind.
+    @Test func inputsOfTwoLinkTypesAreRefusedWithoutShards() throws {
+        let other = ExportCLITests.corpus + "/redis-sll.pcap"
+        guard FileManager.default.fileExists(atPath: other) else { return oracleMissing("split link types: no ../shared/corpus") }
+        let directory = cli.temporaryDirectory()
+        let run = try cli.run(["split", "--by-flow", "2", CLITests.sample, other, "-o", directory])
+        #expect(run.status == 1)
+        #expect(run.stderr.contains("a pcap holds one"), "\(run.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory).isEmpty)
+    }
+}
