@@ -17,7 +17,7 @@ extension AnalysisReport.Connection {
         directions = Direction.allCases.map { d in
             let (from, to) = d == .clientToServer ? (client, server) : (server, client)
             let stats = a.summary[d]
-            let analysis = a.directions?[d] ?? DirectionAnalysis()
+            let analysis = a.figures[d]
             let figures = AnalysisReport.Figures(analysis, segments: stats.segments + analysis.recutSegments, protobuf: protobuf)
             return AnalysisReport.DirectionReport(
                 from: from, to: to, bytes: stats.bytes, gapBytes: stats.gapBytes, figures: figures, messageTypes: a.messageTypes(analysis, d), partialTypes: a.partialTypes(analysis, d), mergedTypes: a.mergedTypes(analysis, d),

@@ -99,8 +99,8 @@ public final class ConnectionListing: @unchecked Sendable {
 
     private func noteSuggestionCandidates(_ analysis: ConnectionAnalysis) {
         // Length fields only, checked first: most connections end here without touching their figures.
-        guard let spec = analysis.spec, case .lengthField = spec.kind, let directions = analysis.directions else { return }
-        let troubled = Direction.allCases.filter { directions[$0].malformed > 0 || directions[$0].incompleteAtEnd > 0 }
+        guard let spec = analysis.spec, case .lengthField = spec.kind else { return }
+        let troubled = Direction.allCases.filter(analysis.endedInTrouble)
         guard !troubled.isEmpty else { return }
         let id = analysis.summary.info.id
         if suggestionCandidates.count == Self.suggestionLimit, let last = suggestionCandidates.last, last.analysis.summary.info.id < id { return }
@@ -131,9 +131,9 @@ public struct Trouble: Comparable {
         (problems, naiveLoss, splitOrGlued) = (0, 0, 0)
         bytes = a.summary[.clientToServer].bytes + a.summary[.serverToClient].bytes
         id = a.summary.info.id
-        guard let directions = a.directions else { return }
-        count(directions.clientToServer)
-        count(directions.serverToClient)
+        guard a.isDissected else { return }
+        count(a.figures.clientToServer)
+        count(a.figures.serverToClient)
     }
 
     private mutating func count(_ f: borrowing DirectionAnalysis) {

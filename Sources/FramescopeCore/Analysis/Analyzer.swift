@@ -26,13 +26,37 @@ public final class ConnectionAnalysis: Sendable {
     public let summary: ConnectionSummary
     /// nil when no dissector applied to this connection.
     public let spec: DissectorSpec?
+    /// Whether a dissector applied (then `figures` are its; else they are blank).
+    public let isDissected: Bool
+    /// What the dissector found per direction. Stored plainly, not as an optional: reading a
+    /// field through an optional copied both directions' figures, a retain and a release for
+    /// every box they hold, several times per finished connection.
+    public let figures: PerDirection<DirectionAnalysis>
+
     /// nil when no dissector applied to this connection.
-    public let directions: PerDirection<DirectionAnalysis>?
+    public var directions: PerDirection<DirectionAnalysis>? { isDissected ? figures : nil }
 
     init(summary: ConnectionSummary, spec: DissectorSpec?, directions: PerDirection<DirectionAnalysis>?) {
         self.summary = summary
         self.spec = spec
-        self.directions = directions
+        isDissected = directions != nil
+        figures = directions ?? PerDirection { _ in DirectionAnalysis() }
+    }
+
+    /// Whether a direction ended with malformed headers or a message open: where a SPEC next
+    /// to this one may frame better.
+    public func endedInTrouble(_ direction: Direction) -> Bool {
+        guard isDissected else { return false }
+        return direction == .clientToServer
+            ? figures.clientToServer.malformed > 0 || figures.clientToServer.incompleteAtEnd > 0
+            : figures.serverToClient.malformed > 0 || figures.serverToClient.incompleteAtEnd > 0
+    }
+
+    /// Adds the figures of both directions to `totals`.
+    func addFigures(to totals: inout PerDirection<DirectionAnalysis>) {
+        guard isDissected else { return }
+        totals.clientToServer.merge(figures.clientToServer)
+        totals.serverToClient.merge(figures.serverToClient)
     }
 }
 
@@ -255,7 +279,7 @@ public struct Analyzer: StreamSink {
             }
             asCapturedContext!.completed.removeAll(keepingCapacity: true)
         }
-        keep(Self.analysis(summary, framing))
+        keep(Self.analysis(summary, framing, finished: true))
     }
 
     /// A connection still open, with its figures so far (the live view).
@@ -278,9 +302,12 @@ public struct Analyzer: StreamSink {
         return ConnectionAnalysis(summary: summary, spec: plan.spec, directions: directions)
     }
 
-    private static func analysis(_ summary: ConnectionSummary, _ framing: Framing) -> ConnectionAnalysis {
+    private static func analysis(_ summary: ConnectionSummary, _ framing: Framing, finished: Bool = false) -> ConnectionAnalysis {
         let directions = PerDirection { direction -> DirectionAnalysis in
-            var analysis = framing.directions[direction].analysis
+            // A finished connection's figures are moved out of its framing, which goes with it
+            // (a copy would retain every box they hold, and the framing's end release them).
+            var analysis = DirectionAnalysis()
+            if finished { swap(&analysis, &framing.directions[direction].analysis) } else { analysis = framing.directions[direction].analysis }
             analysis.segments = summary[direction].segments + analysis.recutSegments
             analysis.segmentsOverMSS = summary[direction].segmentsOverMSS
             return analysis

@@ -19,15 +19,16 @@ public struct FinishedConnections: Sendable {
 
     public mutating func add(_ analysis: ConnectionAnalysis) {
         count += 1
-        let summary = analysis.summary
-        firstSeen = min(firstSeen ?? summary.info.firstSeen, summary.info.firstSeen)
-        lastSeen = max(lastSeen ?? summary.lastSeen, summary.lastSeen)
-        segmentsOverMSS += summary[.clientToServer].segmentsOverMSS + summary[.serverToClient].segmentsOverMSS
-        guard let analyzed = analysis.directions else {
-            undissectedConnectionBytes += summary[.clientToServer].bytes + summary[.serverToClient].bytes
+        // Read in place: a copy of the summary or the figures retains every box they hold.
+        let first = analysis.summary.info.firstSeen, last = analysis.summary.lastSeen
+        firstSeen = min(firstSeen ?? first, first)
+        lastSeen = max(lastSeen ?? last, last)
+        segmentsOverMSS += analysis.summary.directions.clientToServer.segmentsOverMSS + analysis.summary.directions.serverToClient.segmentsOverMSS
+        guard analysis.isDissected else {
+            undissectedConnectionBytes += analysis.summary.directions.clientToServer.bytes + analysis.summary.directions.serverToClient.bytes
             return
         }
         dissected += 1
-        for d in Direction.allCases { directions[d].merge(analyzed[d]) }
+        analysis.addFigures(to: &directions)
     }
 }
