@@ -129,9 +129,9 @@ extension ConnectionAnalysis {
                 w.key("ackRTT")
                 w.object { w in
                     w.field("count", tcp.ackRTT.count)
-                    w.field("max", Double(tcp.ackRTT.maximum) / 1e9)
-                    w.field("min", Double(tcp.ackRTT.minimum) / 1e9)
-                    w.field("sum", Double(tcp.ackRTT.sum) / 1e9)
+                    w.field("max", units: Int64(tcp.ackRTT.maximum), scale: 9)  // nanoseconds as seconds
+                    w.field("min", units: Int64(tcp.ackRTT.minimum), scale: 9)
+                    w.field("sum", units: Int64(tcp.ackRTT.sum), scale: 9)
                 }
             }
             if tcp.duplicateAcks > 0 { w.field("duplicateAcks", tcp.duplicateAcks) }

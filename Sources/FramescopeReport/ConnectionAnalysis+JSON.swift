@@ -14,15 +14,16 @@ extension ConnectionAnalysis {
             w.object { w in
                 w.field("client", client)
                 w.key("directions")
-                w.array(Direction.allCases) { w, d in
-                    let (from, to) = d == .clientToServer ? (client, server) : (server, client)
-                    writeDirection(d, from: from, to: to, check: check, to: &w)
+                // Each direction's figures borrowed where they lie: a copy retains every box they hold.
+                w.array { w in
+                    w.member { w in writeDirection(.clientToServer, figures.clientToServer, from: client, to: server, check: check, to: &w) }
+                    w.member { w in writeDirection(.serverToClient, figures.serverToClient, from: server, to: client, check: check, to: &w) }
                 }
                 w.field("dissector", spec?.name)
                 w.field("end", summary.end.rawValue)
                 w.field("firstTime", info.firstSeen.epochString)
                 w.field("id", info.id.rawValue)
-                if let rtt = summary.initialRTTNanoseconds { w.field("initialRTT", Double(rtt) / 1e9) }
+                if let rtt = summary.initialRTTNanoseconds { w.field("initialRTT", units: rtt, scale: 9) }
                 w.field("lastTime", summary.lastSeen.epochString)
                 w.field("server", server)
                 w.field("start", startName)
@@ -30,18 +31,20 @@ extension ConnectionAnalysis {
         }
     }
 
-    private func writeDirection(_ d: Direction, from: String, to: String, check: ProtobufCheck?, to w: inout JSONWriter) {
+    private func writeDirection(
+        _ d: Direction, _ a: borrowing DirectionAnalysis, from: String, to: String, check: ProtobufCheck?, to w: inout JSONWriter
+    ) {
         let stats = summary[d]
+        let typed = spec?.hasTypeField == true  // (the types are counted only then: no dictionary to build otherwise)
         w.object { w in
             w.field("bytes", stats.bytes)
             w.key("figures")
-            let a = directions?[d] ?? DirectionAnalysis()  // one copy for the figures, types and timeline
             writeFigures(a, segments: stats.segments + a.recutSegments, check: check, to: &w)
             w.field("from", from)
             w.field("gapBytes", stats.gapBytes)
-            if let types = mergedTypes(a, d) { w.field("mergedTypes", counts: types) }
-            if let types = messageTypes(a, d) { w.field("messageTypes", counts: types) }
-            if let types = partialTypes(a, d) { w.field("partialTypes", counts: types) }
+            if typed, let types = mergedTypes(a, d) { w.field("mergedTypes", counts: types) }
+            if typed, let types = messageTypes(a, d) { w.field("messageTypes", counts: types) }
+            if typed, let types = partialTypes(a, d) { w.field("partialTypes", counts: types) }
             writeTCP(d, to: &w)
             if !a.timeline.isEmpty {
                 w.key("timeline")
@@ -52,7 +55,7 @@ extension ConnectionAnalysis {
     }
 
     /// `Figures(a, segments:, protobuf:).write(sparse: true)`, without building `Figures`.
-    private func writeFigures(_ a: DirectionAnalysis, segments: Int, check: ProtobufCheck?, to w: inout JSONWriter) {
+    private func writeFigures(_ a: borrowing DirectionAnalysis, segments: Int, check: ProtobufCheck?, to w: inout JSONWriter) {
         w.object { w in
             func counter(_ key: StaticString, _ value: Int64) {
                 if value != 0 { w.field(key, value) }

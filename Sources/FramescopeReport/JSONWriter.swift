@@ -65,6 +65,12 @@ public struct JSONWriter {
         close(0x5D)
     }
 
+    /// The next member of the current array, written by `body`.
+    public mutating func member(_ body: (inout JSONWriter) -> Void) {
+        member()
+        body(&self)
+    }
+
     /// Makes `failed` true: a part of the document could not be produced.
     public mutating func markFailed() { failed = true }
 
@@ -169,6 +175,69 @@ public struct JSONWriter {
         if value == value.rounded() && abs(value) < 1e15 { append(String(Int64(value))) } else { append(String(value)) }
     }
 
+    /// `double(Double(units) / 10^scale)` — e.g. nanoseconds as seconds — written digit by digit
+    /// instead of through `Double.description` (a fifth of the time of listing 50,000
+    /// connections). The same text: below 10^15 units the value has at most 15 significant
+    /// digits, so its shortest round-trip form is those digits (`3.826e-06`, `0.001048576`,
+    /// `12.5`; exponential below 1e-4, as Swift writes it).
+    public mutating func decimal(_ units: Int64, scale: Int) {
+        precondition((1...18).contains(scale))
+        guard units.magnitude < 1_000_000_000_000_000 else { return double(Double(units) / pow10(scale)) }
+        var power: UInt64 = 1
+        for _ in 0..<scale { power *= 10 }
+        let magnitude = units.magnitude
+        guard magnitude % power != 0 else { return int64(units / Int64(power)) }  // a whole number
+        if out.count + 40 > OutputBuffer.capacity { flush() }
+        if units < 0 { put(0x2D) }
+        var digits = magnitude, trailingZeros = 0
+        while digits % 10 == 0 {
+            digits /= 10
+            trailingZeros += 1
+        }
+        let buffer = UnsafeMutableBufferPointer(start: out.base, count: OutputBuffer.capacity)
+        if magnitude * 10_000 < power {  // below 1e-4: d.ddde-XX
+            var count = 1, head = digits
+            while head >= 10 {
+                head /= 10
+                count += 1
+            }
+            put(0x30 + UInt8(head))
+            if count > 1 {
+                var unit: UInt64 = 1
+                for _ in 1..<count { unit *= 10 }
+                put(0x2E)
+                out.count = writeDecimal(digits % unit, into: buffer, at: out.count, width: count - 1)
+            }
+            let exponent = scale - (count - 1 + trailingZeros)  // the value is d.ddd × 10^-exponent
+            put(0x65)
+            put(0x2D)
+            out.count = writeDecimal(UInt64(exponent), into: buffer, at: out.count, width: 2)
+            return
+        }
+        out.count = writeDecimal(magnitude / power, into: buffer, at: out.count)
+        put(0x2E)
+        // The fraction: `scale` digits with their leading zeros, less the trailing ones.
+        let fraction = magnitude % power
+        var leading = power / 10
+        while leading > fraction {
+            put(0x30)
+            leading /= 10
+        }
+        out.count = writeDecimal(digits % (power / pow10(trailingZeros)), into: buffer, at: out.count)
+    }
+
+    private func pow10(_ n: Int) -> Double {
+        var x = 1.0
+        for _ in 0..<n { x *= 10 }
+        return x
+    }
+
+    private func pow10(_ n: Int) -> UInt64 {
+        var x: UInt64 = 1
+        for _ in 0..<n { x *= 10 }
+        return x
+    }
+
     public mutating func bool(_ value: Bool) { append(value ? "true" as StaticString : "false") }
 
     public mutating func null() { append("null" as StaticString) }
@@ -203,6 +272,12 @@ public struct JSONWriter {
     public mutating func field(_ key: StaticString, _ value: Double) {
         self.key(key)
         double(value)
+    }
+
+    /// `field(key, Double(units) / 10^scale)`, written exactly so without `Double.description`.
+    public mutating func field(_ key: StaticString, units: Int64, scale: Int) {
+        self.key(key)
+        decimal(units, scale: scale)
     }
 
     public mutating func field(_ key: StaticString, _ value: Bool) {

@@ -1,0 +1,53 @@
+import Foundation
+import FramescopeReport
+import Testing
+
+/// The JSON writer's digit-by-digit forms against what they stand in for.
+@Suite struct JSONWriterTests {
+    /// What `body` writes, as text (one compact value).
+    func written(_ body: (inout JSONWriter) -> Void) throws -> String {
+        let path = NSTemporaryDirectory() + "framescope-json-\(UUID().uuidString)"
+        let fd = open(path, O_RDWR | O_CREAT | O_EXCL, 0o600)
+        try #require(fd >= 0)
+        defer {
+            close(fd)
+            unlink(path)
+        }
+        var w = JSONWriter(fd: fd, layout: .lines)
+        body(&w)
+        w.flush()
+        return try String(contentsOfFile: path, encoding: .utf8)
+    }
+
+    /// `decimal(units, scale:)` writes exactly what `double(Double(units) / 10^scale)` writes, in
+    /// both of Swift's forms (exponential below 1e-4) and for whole numbers, on edge cases and
+    /// 200,000 random values of 1 to 15 digits.
+    @Test func decimalUnitsAreWrittenAsTheDoubleWouldBe() throws {
+        var cases: [(Int64, Int)] = []
+        let edges: [Int64] = [
+            0, 1, 9, 10, 11, 99, 100, 101, 9_999, 10_000, 10_001, 99_999, 100_000, 100_001, 1_048_576, 3_826, 123_456_789,
+            999_999_999, 1_000_000_000, 1_000_000_001, 1_500_000_000, 999_999_999_999_999, 100_000_000_000_000,
+        ]
+        for scale in 1...9 {
+            for n in edges { cases += [(n, scale), (-n, scale)] }
+        }
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<200_000 {
+            let digits = Int.random(in: 1...15, using: &generator)
+            var n: Int64 = 0
+            for _ in 0..<digits { n = n * 10 + Int64.random(in: 0...9, using: &generator) }
+            if Bool.random(using: &generator) { n = n / 1000 * 1000 }  // trailing zeros
+            cases.append((Bool.random(using: &generator) ? n : -n, [3, 6, 9, Int.random(in: 1...9)].randomElement(using: &generator)!))
+        }
+        let fast = try written { w in w.array { w in for (n, scale) in cases { w.member { $0.decimal(n, scale: scale) } } } }
+        let slow = try written { w in
+            w.array { w in for (n, scale) in cases { w.member { $0.double(Double(n) / pow(10, Double(scale))) } } }
+        }
+        let a = fast.split(separator: ","), b = slow.split(separator: ",")
+        #expect(a.count == cases.count)
+        for (i, (x, y)) in zip(a, b).enumerated() where x != y {
+            Issue.record("\(cases[i].0) / 10^\(cases[i].1): \(x) where the double writes \(y)")
+            break
+        }
+    }
+}
