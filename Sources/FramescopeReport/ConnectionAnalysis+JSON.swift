@@ -21,6 +21,7 @@ extension ConnectionAnalysis {
                 }
                 w.field("dissector", spec?.name)
                 w.field("end", summary.end.rawValue)
+                w.field("firstFrame", info.firstFrame)
                 w.field("firstTime", info.firstSeen.epochString)
                 w.field("id", info.id.rawValue)
                 if let rtt = summary.initialRTTNanoseconds { w.field("initialRTT", units: rtt, scale: 9) }
