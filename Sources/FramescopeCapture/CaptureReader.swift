@@ -49,6 +49,7 @@ public struct CaptureReader {
         for (number, path) in paths.enumerated() {
             if limitReached { break }
             var summary = CaptureFileSummary(path: path, firstFrame: frame + 1)
+            (indexEnded, indexFirstFrame) = (false, nil)
             summary.timeZone = PcapngTimeZone.read(path: path)
             summary.error = readFile(path, number: number, summary: &summary, body)
             if let indexFirstFrame { summary.firstFrame = indexFirstFrame }
@@ -101,7 +102,6 @@ public struct CaptureReader {
     /// Opens `FILE.frames` when it is there; an index that cannot be read stops the file (its
     /// frame numbers would be wrong).
     private mutating func openIndex(beside path: String, summary: inout CaptureFileSummary) -> CaptureError? {
-        (indexEnded, indexFirstFrame) = (false, nil)
         guard path != "-" else { return nil }
         do {
             index = try FrameIndexReader.open(FrameIndex.path(for: path))

@@ -68,8 +68,12 @@ public struct FlowSplitter {
             }
         }
         let k = Self.shard(of: bytes, linkType: info.linkType, count: shards.count)
+        guard indexes[k].append(info.frame) else {
+            // Inputs numbered by indexes of their own (shards of one capture) can interleave.
+            problem = ExportError(message: "frame \(info.frame) comes after a higher one: split inputs whose frame numbers rise (a capture, or one shard at a time)")
+            return
+        }
         dumpers[k].write(PacketHeader(timestamp: info.timestamp, captureLength: info.captureLength, originalLength: info.originalLength), bytes)
-        indexes[k].append(info.frame)
         shards[k].packets += 1
         shards[k].bytes += info.captureLength
     }

@@ -1,52 +1,37 @@
 import FramescopeCore
 
 /// `analyze --export-messages`: copies the selected frames of the inputs, as captured, into a
-/// pcap a colleague can open — a second pass over the files through libpcap, numbering frames
-/// as `CaptureReader` does (every record counts, across files).
+/// pcap a colleague can open — a second pass over the files through `CaptureReader`, which numbers
+/// frames as the analysis did (every record counts, across files; a shard's by its frame index).
 public enum FrameCopier {
     /// Writes the frames in `frames` to `path`; returns how many. The output takes the first
-    /// input's link type; an input of another link type is an error (a pcap holds one).
+    /// frame's link type; a frame of another link type is an error (a pcap holds one).
     public static func copy(_ frames: FrameSet, from paths: [String], to path: String) throws -> Int {
-        let file = try OutputFile(path)
+        var reader = CaptureReader(paths: paths)
         var dumper: PcapDumper?
         var linkType: LinkType?
-        var frame: UInt64 = 0, copied = 0
-        for input in paths {
-            let handle: PcapHandle
-            switch PcapHandle.openOffline(path: input) {
-            case .success(let opened): handle = opened
-            case .failure(let failure): throw CaptureError.cannotOpen(path: input, message: failure.message)
+        var copied = 0
+        var problem: Error?
+        reader.read { info, bytes in
+            guard problem == nil, frames.contains(info.frame) else { return }
+            if linkType == nil {
+                linkType = info.linkType
+                do { dumper = try openSavefile(path, linkType: info.linkType.rawValue) } catch { problem = error }
+            } else if info.linkType != linkType {
+                problem = ExportError(message: "frame \(info.frame) has link type \(info.linkType), the first frame \(linkType!): export from one input at a time")
             }
-            if let linkType, linkType != handle.linkType {
-                throw ExportError(message: "\(input): link type \(handle.linkType.rawValue) differs from the first input's \(linkType.rawValue); export from one input at a time")
-            }
-            linkType = handle.linkType
-            if dumper == nil {
-                switch handle.openDump(file) {
-                case .success(let opened): dumper = opened
-                case .failure(let failure): throw ExportError(message: "\(path): \(failure.message)")
-                }
-            }
-            reading: while true {
-                let next = handle.next { header, bytes in
-                    frame += 1
-                    if frames.contains(frame) {
-                        dumper?.write(header, bytes)
-                        copied += 1
-                    }
-                }
-                switch next {
-                case .packet: continue
-                case .end, .timeout: break reading
-                case .failure: break reading  // the analysis reported where the input broke
-                }
-            }
+            guard problem == nil, let dumper else { return }
+            dumper.write(PacketHeader(timestamp: info.timestamp, captureLength: info.captureLength, originalLength: info.originalLength), bytes)
+            copied += 1
         }
-        guard let dumper else {
-            file.discard()
-            throw ExportError(message: "\(path): no input to copy frames from")
+        if let problem { throw problem }  // (the dumper's file is dropped with it)
+        if dumper == nil {  // no frame selected: an empty savefile of the first input's link type
+            guard let first = reader.files.lazy.compactMap(\.linkType).first else {
+                throw ExportError(message: "\(path): no input to copy frames from")
+            }
+            dumper = try openSavefile(path, linkType: first.rawValue)
         }
-        try dumper.close()
+        try dumper!.close()
         return copied
     }
 }

@@ -34,8 +34,10 @@ public final class FrameIndexWriter {
         buffer += [UInt8](repeating: 0, count: 8)  // the count, written at close
     }
 
-    public func append(_ frame: UInt64) {
-        precondition(frame > previous, "frame numbers of a capture only grow")
+    /// Adds the next record's frame number; false (and nothing added) when it does not grow, as
+    /// the numbers of one capture always do.
+    public func append(_ frame: UInt64) -> Bool {
+        guard frame > previous else { return false }
         var delta = frame - previous
         previous = frame
         count += 1
@@ -45,6 +47,7 @@ public final class FrameIndexWriter {
         }
         buffer.append(UInt8(delta))
         if buffer.count >= 1 << 16 { flush() }
+        return true
     }
 
     private func flush() {

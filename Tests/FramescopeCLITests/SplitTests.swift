@@ -99,6 +99,50 @@ import Testing
         #expect(found.stdout.split(separator: "\n") == [Substring(String(event["frame"] as! Int))])
     }
 
+    /// A pcap's records (header and bytes), as written by libpcap in this machine's byte order.
+    func records(_ pcap: Data) -> [Data] {
+        var out: [Data] = [], at = 24
+        let bytes = [UInt8](pcap)
+        while at + 16 <= bytes.count {
+            let length = Int(bytes[at + 8]) | Int(bytes[at + 9]) << 8 | Int(bytes[at + 10]) << 16 | Int(bytes[at + 11]) << 24
+            out.append(Data(bytes[at..<min(bytes.count, at + 16 + length)]))
+            at += 16 + length
+        }
+        return out
+    }
+
+    /// A shard's second pass (the frames of `--export-messages`) numbers frames by its index too:
+    /// every frame a shard exports is one the original capture exports, whatever its place in
+    /// the shard.
+    @Test func aShardExportsTheOriginalsFrames() throws {
+        let capture = scratchDirectory + "split-\(UUID().uuidString).pcap"
+        #expect(try cli.run(["synth", "--size", "300K", "--flows", "30", "--framing", "varint", "--seed", "6", "-o", capture]).status == 0)
+        let directory = cli.temporaryDirectory()
+        #expect(try cli.run(["split", "--by-flow", "3", capture, "-o", directory]).status == 0)
+        var exported: [[Data]] = []
+        for input in [capture, directory + "/shard-001.pcap"] {
+            let out = scratchDirectory + "export-\(UUID().uuidString).pcap"
+            let run = try cli.run(["analyze", input, "--dissector", "varint", "--export-messages", out, "--export-only", "partial", "-o", "/dev/null"])
+            #expect(run.status == 0, "\(run.stderr)")
+            exported.append(records(try Data(contentsOf: URL(fileURLWithPath: out))))
+        }
+        #expect(!exported[1].isEmpty && exported[1].count < exported[0].count)
+        #expect(Set(exported[1]).isSubset(of: Set(exported[0])))
+    }
+
+    /// Shards given together interleave their original numbers: split says so instead of writing
+    /// an index that goes back.
+    @Test func shardsSplitTogetherAreRefused() throws {
+        let capture = scratchDirectory + "split-\(UUID().uuidString).pcap"
+        #expect(try cli.run(["synth", "--size", "200K", "--flows", "20", "--seed", "4", "-o", capture]).status == 0)
+        let first = cli.temporaryDirectory(), second = cli.temporaryDirectory()
+        #expect(try cli.run(["split", "--by-flow", "2", capture, "-o", first]).status == 0)
+        let run = try cli.run(["split", "--by-flow", "1", first + "/shard-000.pcap", first + "/shard-001.pcap", "-o", second])
+        #expect(run.status == 1)
+        #expect(run.stderr.contains("comes after a higher one"), "\(run.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: second).isEmpty)
+    }
+
     /// A frame index that belongs to another capture is an error, not wrong frame numbers.
     @Test func aFrameIndexOfAnotherCaptureIsRefused() throws {
         let directory = cli.temporaryDirectory()
