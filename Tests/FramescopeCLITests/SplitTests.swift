@@ -143,6 +143,16 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: second).isEmpty)
     }
 
+    /// Shards of an earlier split with more of them would join a batch run over the folder: named.
+    @Test func shardsLeftFromAnEarlierSplitAreNamed() throws {
+        let directory = cli.temporaryDirectory()
+        #expect(try cli.run(["split", "--by-flow", "4", CLITests.sample, "-o", directory]).status == 0)
+        let again = try cli.run(["split", "--by-flow", "2", CLITests.sample, "-o", directory])
+        #expect(again.status == 0)
+        #expect(again.stderr.contains("shard-002.pcap is left from an earlier split") && again.stderr.contains("shard-003.pcap is left"), "\(again.stderr)")
+        #expect(!again.stderr.contains("shard-001.pcap is left"))
+    }
+
     /// A frame index that belongs to another capture is an error, not wrong frame numbers.
     @Test func aFrameIndexOfAnotherCaptureIsRefused() throws {
         let directory = cli.temporaryDirectory()

@@ -3,6 +3,10 @@ import FramescopeCapture
 import FramescopeCore
 import FramescopeReport
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 extension Framescope {
     struct Split: ParsableCommand {
         static let configuration = CommandConfiguration(
@@ -34,17 +38,35 @@ extension Framescope {
         func run() throws {
             try makeDirectories(out)
             var reader = CaptureReader(paths: input.files, filter: try input.packetFilter(), packetLimit: input.count)
+            if !input.quiet && isatty(2) != 0 { reader.progress = Progress(paths: input.files).show }
             var splitter = FlowSplitter(count: shards, directory: out)
             let errors: [CaptureError]
             do { errors = try splitter.split(&reader, concurrently: input.threads > 1) } catch {
                 writeError("framescope: \(error)\n")
                 throw ExitCode(1)
             }
+            if reader.progress != nil { writeError("\r\u{1B}[K") }
             try exitIfNothingOpened(errors, inputs: input.files.count)
             for shard in splitter.shards {
                 print("\(shard.path): \(counted(shard.packets, "packet")), \(counted(shard.bytes, "byte"))")
             }
+            let written = Set(splitter.shards.map { String($0.path.split(separator: "/").last!) })
+            for stale in shardFiles(in: out).filter({ !written.contains($0) }) {
+                writeError("framescope: \(out)/\(stale) is left from an earlier split: remove it before analyzing \(out)/shard-*.pcap\n")
+            }
             try finish(with: errors)
         }
     }
+}
+
+/// The `shard-*.pcap` files in `directory`.
+private func shardFiles(in directory: String) -> [String] {
+    guard let folder = opendir(directory) else { return [] }
+    defer { closedir(folder) }
+    var names: [String] = []
+    while let entry = readdir(folder) {
+        let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        if name.hasPrefix("shard-") && name.hasSuffix(".pcap") { names.append(name) }
+    }
+    return names.sorted()
 }

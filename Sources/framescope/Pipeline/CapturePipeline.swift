@@ -60,7 +60,7 @@ struct Failure: Error, CustomStringConvertible {
 }
 
 /// "reading FILE: 42%" on standard error for large files.
-private struct Progress {
+struct Progress {
     let sizes: [Int64]
     let paths: [String]
 
