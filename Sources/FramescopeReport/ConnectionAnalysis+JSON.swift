@@ -10,7 +10,7 @@ extension ConnectionAnalysis {
     public func writeJSON(to w: inout JSONWriter, protobuf check: ProtobufCheck?) {
         w.compact { w in
             let info = summary.info
-            let (client, server) = (info.client.description, info.server.description)
+            let (client, server) = (info.client, info.server)  // written digit by digit, as the times
             w.object { w in
                 w.field("client", client)
                 w.key("directions")
@@ -22,10 +22,10 @@ extension ConnectionAnalysis {
                 w.field("dissector", spec?.name)
                 w.field("end", summary.end.rawValue)
                 w.field("firstFrame", info.firstFrame)
-                w.field("firstTime", info.firstSeen.epochString)
+                w.field("firstTime", info.firstSeen)
                 w.field("id", info.id.rawValue)
                 if let rtt = summary.initialRTTNanoseconds { w.field("initialRTT", units: rtt, scale: 9) }
-                w.field("lastTime", summary.lastSeen.epochString)
+                w.field("lastTime", summary.lastSeen)
                 w.field("server", server)
                 w.field("start", startName)
             }
@@ -33,7 +33,7 @@ extension ConnectionAnalysis {
     }
 
     private func writeDirection(
-        _ d: Direction, _ a: borrowing DirectionAnalysis, from: String, to: String, check: ProtobufCheck?, to w: inout JSONWriter
+        _ d: Direction, _ a: borrowing DirectionAnalysis, from: Endpoint, to: Endpoint, check: ProtobufCheck?, to w: inout JSONWriter
     ) {
         let stats = summary[d]
         let typed = spec?.hasTypeField == true  // (the types are counted only then: no dictionary to build otherwise)
@@ -62,8 +62,11 @@ extension ConnectionAnalysis {
                 if value != 0 { w.field(key, value) }
             }
             func counter(_ key: StaticString, _ value: Int) { counter(key, Int64(value)) }
-            func share(_ key: StaticString, _ value: Double) {
-                if value != 0 { w.field(key, value) }
+            func share(_ key: StaticString, _ value: Double) {  // a percentage to one decimal
+                if value != 0 {
+                    w.key(key)
+                    w.tenths(value)
+                }
             }
             func pairs(_ key: StaticString, _ h: CountHistogram) {
                 guard !h.isEmpty else { return }
@@ -76,7 +79,10 @@ extension ConnectionAnalysis {
                 latency.write(to: &w)
             }
             counter("boundariesNotFound", a.boundariesNotFound)
-            if let bits = a.boundaryEvidenceBits { w.field("boundaryEvidenceBits", oneDecimal(bits)) }
+            if let bits = a.boundaryEvidenceBits {
+                w.key("boundaryEvidenceBits")
+                w.tenths(oneDecimal(bits))
+            }
             counter("damagedByGaps", a.damagedByGaps)
             counter("incompleteAtEnd", a.incompleteAtEnd)
             counter("incompleteBytes", a.incompleteBytes)

@@ -172,7 +172,33 @@ public struct JSONWriter {
     }
 
     public mutating func double(_ value: Double) {
-        if value == value.rounded() && abs(value) < 1e15 { append(String(Int64(value))) } else { append(String(value)) }
+        if value == value.rounded() && abs(value) < 1e15 { int64(Int64(value)) } else { append(String(value)) }
+    }
+
+    /// A value of one decimal (a percentage or bits rounded to tenths, `k / 10`), as `double`
+    /// writes it, without `Double.description`.
+    public mutating func tenths(_ value: Double) {
+        guard abs(value) < 1e14 else { return double(value) }
+        decimal(Int64((value * 10).rounded()), scale: 1)
+    }
+
+    /// A string whose text `write` puts straight into the buffer: at most `capacity` bytes, none
+    /// that needs escaping (digits, dots, colons, brackets).
+    private mutating func plainString(capacity: Int, _ write: (UnsafeMutableBufferPointer<UInt8>, Int) -> Int) {
+        if out.count + capacity + 2 > OutputBuffer.capacity { flush() }
+        put(0x22)
+        out.count = write(UnsafeMutableBufferPointer(start: out.base, count: OutputBuffer.capacity), out.count)
+        put(0x22)
+    }
+
+    /// `string(endpoint.description)`, without the String.
+    public mutating func endpoint(_ endpoint: Endpoint) {
+        plainString(capacity: Endpoint.maxTextLength) { endpoint.write(into: $0, at: $1) }
+    }
+
+    /// `string(time.epochString)`, without the String.
+    public mutating func epoch(_ time: Timestamp) {
+        plainString(capacity: 32) { time.writeEpoch(into: $0, at: $1) }
     }
 
     /// `double(Double(units) / 10^scale)` — e.g. nanoseconds as seconds — written digit by digit
@@ -278,6 +304,16 @@ public struct JSONWriter {
     public mutating func field(_ key: StaticString, units: Int64, scale: Int) {
         self.key(key)
         decimal(units, scale: scale)
+    }
+
+    public mutating func field(_ key: StaticString, _ value: Endpoint) {
+        self.key(key)
+        endpoint(value)
+    }
+
+    public mutating func field(_ key: StaticString, _ value: Timestamp) {
+        self.key(key)
+        epoch(value)
     }
 
     public mutating func field(_ key: StaticString, _ value: Bool) {

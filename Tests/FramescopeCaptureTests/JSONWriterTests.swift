@@ -50,4 +50,14 @@ import Testing
             break
         }
     }
+
+    /// Percentages and bits to one decimal (`k / 10`) are written as `double` writes them.
+    @Test func tenthsAreWrittenAsTheDoubleWouldBe() throws {
+        var values: [Double] = [0, 0.1, 0.5, 1, 9.9, 10, 33.3, 66.7, 99.9, 100, -0.1, -12.5, 115.5, 1e13 + 0.5]
+        for k in 0..<20_000 { values.append(Double(k) / 10) }
+        for part in 0..<300 { for whole in [1, 3, 7, 300, 12_345] { values.append((Double(part) * 1000 / Double(whole)).rounded() / 10) } }
+        let fast = try written { w in w.array { w in for v in values { w.member { $0.tenths(v) } } } }
+        let slow = try written { w in w.array { w in for v in values { w.member { $0.double(v) } } } }
+        #expect(fast == slow)
+    }
 }

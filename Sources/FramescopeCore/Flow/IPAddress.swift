@@ -83,17 +83,29 @@ public struct Endpoint: Hashable, Comparable, Sendable, CustomStringConvertible 
 
     /// `ip:port`, IPv6 as `[addr]:port` (tshark's and the corpus truth's notation).
     public var description: String {
-        guard address.isIPv4 else { return "[\(address)]:\(port)" }
-        // Written digit by digit: a report of 50,000 connections formats 100,000 of these.
-        let v = address.ipv4
-        return String(unsafeUninitializedCapacity: 21) { out in
-            var n = 0
-            for shift in [24, 16, 8, 0] as [UInt32] {
-                n = writeDecimal(UInt64((v >> shift) & 0xFF), into: out, at: n)
-                out[n] = shift == 0 ? 0x3A : 0x2E  // ':' after the last byte, else '.'
+        String(unsafeUninitializedCapacity: Self.maxTextLength) { write(into: $0, at: 0) }
+    }
+
+    /// The longest `description`: `[` an IPv6 address `]:` a port.
+    public static let maxTextLength = 64
+
+    /// Writes `description` at `start` (room for `maxTextLength` bytes); returns the index after
+    /// it. IPv4 digit by digit: a report of 50,000 connections writes 300,000 of these.
+    public func write(into out: UnsafeMutableBufferPointer<UInt8>, at start: Int) -> Int {
+        var n = start
+        guard address.isIPv4 else {
+            for byte in "[\(address)]:".utf8 {
+                out[n] = byte
                 n += 1
             }
             return writeDecimal(UInt64(port), into: out, at: n)
         }
+        let v = address.ipv4
+        for shift in [24, 16, 8, 0] as [UInt32] {
+            n = writeDecimal(UInt64((v >> shift) & 0xFF), into: out, at: n)
+            out[n] = shift == 0 ? 0x3A : 0x2E  // ':' after the last byte, else '.'
+            n += 1
+        }
+        return writeDecimal(UInt64(port), into: out, at: n)
     }
 }

@@ -60,18 +60,21 @@ public struct Timestamp: Hashable, Comparable, Sendable {
     }
 
     public var epochString: String {
+        String(unsafeUninitializedCapacity: 32) { writeEpoch(into: $0, at: 0) }
+    }
+
+    /// Writes `epochString` at `start` (room for 32 bytes); returns the index after it.
+    public func writeEpoch(into out: UnsafeMutableBufferPointer<UInt8>, at start: Int) -> Int {
         let s = nanoseconds.quotientAndRemainder(dividingBy: 1_000_000_000)
         var sec = s.quotient, ns = s.remainder
         if ns < 0 { sec -= 1; ns += 1_000_000_000 }
-        return String(unsafeUninitializedCapacity: 32) { out in
-            var n = 0
-            if sec < 0 {
-                out[0] = 0x2D
-                n = 1
-            }
-            n = writeDecimal(sec.magnitude, into: out, at: n)
-            out[n] = 0x2E
-            return writeDecimal(UInt64(ns), into: out, at: n + 1, width: 9)
+        var n = start
+        if sec < 0 {
+            out[n] = 0x2D
+            n += 1
         }
+        n = writeDecimal(sec.magnitude, into: out, at: n)
+        out[n] = 0x2E
+        return writeDecimal(UInt64(ns), into: out, at: n + 1, width: 9)
     }
 }
