@@ -107,13 +107,29 @@ public struct JSONWriter {
 
     /// A literal key: plain ASCII, so it is copied without an escape scan.
     public mutating func key(_ key: StaticString) {
+        let count = key.utf8CodeUnitCount
+        guard key.hasPointerRepresentation, count + 5 <= OutputBuffer.capacity else { return self.key(key.description) }
         #if DEBUG
         checkOrder(key.description)  // (in debug builds only: building the String costs more than the key)
         #endif
         member()
-        put(0x22)
-        key.withUTF8Buffer { put(UnsafeRawBufferPointer($0)) }
-        append(layout == .pretty ? "\" : " as StaticString : "\":")
+        // `"key":` in one pass of stores (two memcpy calls per key were a tenth of a listing).
+        if out.count + count + 5 > OutputBuffer.capacity { flush() }
+        var at = out.base + out.count
+        at[0] = 0x22
+        at += 1
+        let text = key.utf8Start
+        for i in 0..<count { at[i] = text[i] }
+        at += count
+        at[0] = 0x22
+        at[1] = 0x3A
+        if layout == .pretty {  // `"key" : `
+            at[1] = 0x20
+            at[2] = 0x3A
+            at[3] = 0x20
+            at += 2
+        }
+        out.count = at + 2 - out.base
     }
 
     #if DEBUG
