@@ -98,7 +98,13 @@ final class PcapHandle {
     /// A savefile writer for this handle's link type into `file` (`pcap_dump_fopen` on a
     /// duplicate of its descriptor: libpcap closes its own).
     func openDump(_ file: OutputFile) -> Result<PcapDumper, PcapFailure> {
-        guard let stream = fdopen(dup(file.fd), "wb"), let dumper = pcap_dump_fopen(handle, stream) else {
+        let copy = dup(file.fd)
+        guard copy >= 0, let stream = fdopen(copy, "wb") else {
+            let reason = String(cString: strerror(errno))
+            if copy >= 0 { close(copy) }
+            return .failure(PcapFailure(message: reason))
+        }
+        guard let dumper = pcap_dump_fopen(handle, stream) else {
             return .failure(PcapFailure(message: String(cString: pcap_geterr(handle))))
         }
         return .success(PcapDumper(dumper: dumper, file: file, fractionScale: fractionScale))

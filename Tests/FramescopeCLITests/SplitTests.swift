@@ -153,6 +153,18 @@ import Testing
         #expect(!again.stderr.contains("shard-001.pcap is left"))
     }
 
+    /// A thousand shards need three thousand open files: a shell's soft limit is raised to them
+    /// where the hard limit allows, and a hard limit too low is a usage error, not a half-split.
+    @Test func manyShardsRaiseTheOpenFileLimitOrSaySo() throws {
+        let directory = cli.temporaryDirectory(), refused = cli.temporaryDirectory()
+        let raised = try cli.run(["-c", "ulimit -Sn 256; exec \"$0\" split --by-flow 1000 \"$1\" -o \"$2\"", CLITests.binary, CLITests.sample, directory], executable: "/bin/sh")
+        #expect(raised.status == 0, "\(raised.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory).count == 2000)
+        let low = try cli.run(["-c", "ulimit -Sn 256; ulimit -Hn 256; exec \"$0\" split --by-flow 1000 \"$1\" -o \"$2\"", CLITests.binary, CLITests.sample, refused], executable: "/bin/sh")
+        #expect(low.status == 64)
+        #expect(low.stderr.contains("--by-flow needs 3016 open files"), "\(low.stderr)")
+    }
+
     /// A frame index that belongs to another capture is an error, not wrong frame numbers.
     @Test func aFrameIndexOfAnotherCaptureIsRefused() throws {
         let directory = cli.temporaryDirectory()

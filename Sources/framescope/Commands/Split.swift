@@ -36,6 +36,7 @@ extension Framescope {
         }
 
         func run() throws {
+            try allowOpenFiles(3 * shards + 16)  // a savefile (two descriptors) and an index a shard
             try makeDirectories(out)
             var reader = CaptureReader(paths: input.files, filter: try input.packetFilter(), packetLimit: input.count)
             if !input.quiet && isatty(2) != 0 { reader.progress = Progress(paths: input.files).show }
@@ -69,4 +70,16 @@ private func shardFiles(in directory: String) -> [String] {
         if name.hasPrefix("shard-") && name.hasSuffix(".pcap") { names.append(name) }
     }
     return names.sorted()
+}
+
+/// Raises the soft limit of open files to `needed` where the hard limit allows (a shell's 1,024
+/// would stop a split into 1,000 shards half-way), else says what to do.
+private func allowOpenFiles(_ needed: Int) throws {
+    var limit = rlimit()
+    guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < rlim_t(needed) else { return }
+    if limit.rlim_max >= rlim_t(needed) {
+        limit.rlim_cur = rlim_t(needed)
+        if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 { return }
+    }
+    throw ValidationError("--by-flow needs \(needed) open files and this process may open \(limit.rlim_max) (ulimit -Hn): split into fewer, or split the shards again")
 }
