@@ -66,7 +66,11 @@ private func shardFiles(in directory: String) -> [String] {
     defer { closedir(folder) }
     var names: [String] = []
     while let entry = readdir(folder) {
-        let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        // Read in place, up to its NUL: a record is only as long as its name (copying the
+        // 256-byte field read past it, which AddressSanitizer caught).
+        let name = withUnsafeMutablePointer(to: &entry.pointee.d_name) {
+            String(cString: UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self))
+        }
         if name.hasPrefix("shard-") && name.hasSuffix(".pcap") { names.append(name) }
     }
     return names.sorted()
