@@ -32,8 +32,6 @@ public struct CaptureReader {
     private var accepted = 0
     /// The current file's frame index: its records are numbered as in the capture it was cut from.
     private var index: FrameIndexReader?
-    private var indexEnded = false
-    private var indexFirstFrame: UInt64?
 
     public init(paths: [String], filter: PacketFilter? = nil, packetLimit: Int? = nil) {
         self.paths = paths
@@ -49,10 +47,8 @@ public struct CaptureReader {
         for (number, path) in paths.enumerated() {
             if limitReached { break }
             var summary = CaptureFileSummary(path: path, firstFrame: frame + 1)
-            (indexEnded, indexFirstFrame) = (false, nil)
             summary.timeZone = PcapngTimeZone.read(path: path)
             summary.error = readFile(path, number: number, summary: &summary, body)
-            if let indexFirstFrame { summary.firstFrame = indexFirstFrame }
             files.append(summary)
         }
     }
@@ -72,7 +68,10 @@ public struct CaptureReader {
         summary.linkType = linkType
         var packets = 0
         if let failure = openIndex(beside: path, summary: &summary) { return failure }
-        defer { index = nil }
+        defer {
+            if let first = index?.first { summary.firstFrame = first }
+            index = nil
+        }
         while !limitReached {
             let next = handle.next { header, bytes in
                 deliver(header, linkType: linkType, bytes: bytes, body)
@@ -80,7 +79,7 @@ public struct CaptureReader {
             switch next {
             case .packet:
                 packets += 1
-                if indexEnded { return indexMismatch(path, packets: packets, summary: &summary) }
+                if index?.ended == true { return indexMismatch(path, packets: packets, summary: &summary) }
                 if packets & 0xFFFF == 0, let progress, let offset = handle.fileOffset { progress(number, offset) }
             case .end, .timeout:  // an offline handle never times out
                 summary.packets = packets
@@ -116,7 +115,7 @@ public struct CaptureReader {
         summary.packets = packets
         let count = index?.count ?? 0
         return .broken(
-            path: path, message: "its frame index \(FrameIndex.path(for: path)) holds \(count) records, the capture \(packets)\(indexEnded ? " or more" : ""): they do not belong together",
+            path: path, message: "its frame index \(FrameIndex.path(for: path)) holds \(count) records, the capture \(packets)\(index?.ended == true ? " or more" : ""): they do not belong together",
             packetsRead: packets, lastFrame: frame, byteOffset: nil)
     }
 
@@ -142,7 +141,7 @@ public struct CaptureReader {
             }
             switch next {
             case .packet:
-                if indexEnded { return indexMismatch(path, packets: seen, summary: &summary) }
+                if index?.ended == true { return indexMismatch(path, packets: seen, summary: &summary) }
             case .end:
                 summary.packets = max(seen, alreadyRead)
                 return nil
@@ -162,12 +161,8 @@ public struct CaptureReader {
         frame += 1  // every record counts, filtered or not, as in Wireshark
         var number = frame
         if let index {
-            guard let original = index.next() else {
-                indexEnded = true
-                return
-            }
+            guard let original = index.next() else { return }  // the mismatch is reported by the caller
             number = original
-            if indexFirstFrame == nil { indexFirstFrame = original }
         }
         if let filter, !filter.matches(bytes, header: header, linkType: linkType) { return }
         accepted += 1

@@ -73,7 +73,7 @@ public struct FlowSplitter {
             problem = ExportError(message: "frame \(info.frame) comes after a higher one: split inputs whose frame numbers rise (a capture, or one shard at a time)")
             return
         }
-        dumpers[k].write(PacketHeader(timestamp: info.timestamp, captureLength: info.captureLength, originalLength: info.originalLength), bytes)
+        dumpers[k].write(PacketHeader(info), bytes)
         shards[k].packets += 1
         shards[k].bytes += info.captureLength
     }

@@ -21,7 +21,7 @@ public enum FrameCopier {
                 problem = ExportError(message: "frame \(info.frame) has link type \(info.linkType), the first frame \(linkType!): export from one input at a time")
             }
             guard problem == nil, let dumper else { return }
-            dumper.write(PacketHeader(timestamp: info.timestamp, captureLength: info.captureLength, originalLength: info.originalLength), bytes)
+            dumper.write(PacketHeader(info), bytes)
             copied += 1
         }
         if let problem { throw problem }  // (the dumper's file is dropped with it)

@@ -75,6 +75,10 @@ public final class FrameIndexReader {
     /// Records the index says it holds.
     public let count: UInt64
     public private(set) var read: UInt64 = 0
+    /// The first record's frame number, once read.
+    public private(set) var first: UInt64?
+    /// Whether `next()` has come to the end (or a break) of the index.
+    public private(set) var ended = false
     private let fd: Int32
     private var buffer: UnsafeMutableRawBufferPointer
     private var start = 0, end = 0
@@ -111,6 +115,15 @@ public final class FrameIndexReader {
 
     /// The next record's original frame number; nil when the index ends (or breaks) first.
     public func next() -> UInt64? {
+        guard let frame = decodeNext() else {
+            ended = true
+            return nil
+        }
+        if first == nil { first = frame }
+        return frame
+    }
+
+    private func decodeNext() -> UInt64? {
         guard read < count else { return nil }
         var delta: UInt64 = 0, shift: UInt64 = 0
         while true {

@@ -244,6 +244,13 @@ struct PacketHeader {
     var originalLength: Int
 }
 
+extension PacketHeader {
+    /// The record header of a packet as read (to write it again as captured).
+    init(_ info: CaptureInfo) {
+        self.init(timestamp: info.timestamp, captureLength: info.captureLength, originalLength: info.originalLength)
+    }
+}
+
 struct PcapFailure: Error {
     var message: String
 }

@@ -21,7 +21,7 @@ extension AnalysisReport {
         let listed = listing.map { $0.scope == .all ? analyzer.finished.count : $0.scope == .worst ? analyses.count : 0 } ?? analyses.count
         totals.foldedConnections = totals.connections - listed
         let endpoints = analyzer.context.evidence.endpoints
-        let original = flows.inputs.contains { $0.frameIndex != nil }
+        let original = Self.originalFrames(flows.inputs)
         events = analyzer.context.evidence.events.map { Event($0, endpoints: endpoints[$0.connection], originalFrames: original) }
         eventsTotal = analyzer.context.evidence.total
         examples = analyzer.context.evidence.examples.map { Example($0, endpoints: endpoints[$0.connection], originalFrames: original) }

@@ -97,7 +97,9 @@ extension AnalysisReport {
     public var clock: HumanClock { HumanClock(inputs: inputs) }
 
     /// Whether frame numbers are an original capture's, read through a shard's frame index.
-    public var originalFrames: Bool { inputs.contains { $0.frameIndex != nil } }
+    public var originalFrames: Bool { Self.originalFrames(inputs) }
+
+    static func originalFrames(_ inputs: [FlowsReport.Input]) -> Bool { inputs.contains { $0.frameIndex != nil } }
 
     /// "from 2023-11-14T22:13:20.000Z to 2023-11-14T22:14:38.221Z (78.2 s), UTC", or nil without
     /// traffic.

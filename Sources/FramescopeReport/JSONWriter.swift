@@ -224,9 +224,8 @@ public struct JSONWriter {
     /// `12.5`; exponential below 1e-4, as Swift writes it).
     public mutating func decimal(_ units: Int64, scale: Int) {
         precondition((1...18).contains(scale))
-        guard units.magnitude < 1_000_000_000_000_000 else { return double(Double(units) / pow10(scale)) }
-        var power: UInt64 = 1
-        for _ in 0..<scale { power *= 10 }
+        let power = pow10(scale)
+        guard units.magnitude < 1_000_000_000_000_000 else { return double(Double(units) / Double(power)) }
         let magnitude = units.magnitude
         guard magnitude % power != 0 else { return int64(units / Int64(power)) }  // a whole number
         if out.count + 40 > OutputBuffer.capacity { flush() }
@@ -245,10 +244,8 @@ public struct JSONWriter {
             }
             put(0x30 + UInt8(head))
             if count > 1 {
-                var unit: UInt64 = 1
-                for _ in 1..<count { unit *= 10 }
                 put(0x2E)
-                out.count = writeDecimal(digits % unit, into: buffer, at: out.count, width: count - 1)
+                out.count = writeDecimal(digits % pow10(count - 1), into: buffer, at: out.count, width: count - 1)
             }
             let exponent = scale - (count - 1 + trailingZeros)  // the value is d.ddd × 10^-exponent
             put(0x65)
@@ -266,12 +263,6 @@ public struct JSONWriter {
             leading /= 10
         }
         out.count = writeDecimal(digits % (power / pow10(trailingZeros)), into: buffer, at: out.count)
-    }
-
-    private func pow10(_ n: Int) -> Double {
-        var x = 1.0
-        for _ in 0..<n { x *= 10 }
-        return x
     }
 
     private func pow10(_ n: Int) -> UInt64 {
