@@ -1,7 +1,7 @@
 import Synchronization
 
 /// The dissectors framescope has, as a closed enum: one `switch` per decode, no existential.
-public enum AnyDissector: FrameDissector, Sendable, Equatable {
+public enum AnyDissector: FrameDissector, Sendable, Hashable {
     case lengthField(LengthFieldDissector)
     case delimiter(DelimiterDissector)
     case postgres(PostgresDissector)

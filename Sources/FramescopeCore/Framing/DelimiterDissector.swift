@@ -6,7 +6,7 @@ import Glibc
 /// `maxFrameLength` with no delimiter is malformed. Each byte is scanned once: scanned bytes
 /// are handed back (`needMoreData(scanned:)`) except the last `delimiter.count - 1`, which may
 /// begin a delimiter split across segments.
-public struct DelimiterDissector: FrameDissector, Sendable, Equatable {
+public struct DelimiterDissector: FrameDissector, Sendable, Hashable {
     public var delimiter: InlineBytes
     public var maxFrameLength: Int
 

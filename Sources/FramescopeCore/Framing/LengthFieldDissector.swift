@@ -7,7 +7,7 @@
 /// ```
 /// For `.varint` the field's length is the varint's own length (1–5 bytes), so MQTT is
 /// `offset=1,encoding=varint` and protobuf's writeDelimitedTo framing is `offset=0,encoding=varint`.
-public struct LengthFieldDissector: FrameDissector, Sendable, Equatable {
+public struct LengthFieldDissector: FrameDissector, Sendable, Hashable {
     public enum Encoding: String, Sendable, CaseIterable {
         case binary
         /// `lengthFieldLength` decimal digits, e.g. "0042" (leading spaces allowed).
@@ -77,6 +77,16 @@ public struct LengthFieldDissector: FrameDissector, Sendable, Equatable {
             && a.magic == b.magic && a.magicOffset == b.magicOffset && a.typeField?.offset == b.typeField?.offset && a.typeField?.width == b.typeField?.width
             && a.maxFrameLength == b.maxFrameLength && a.minFrameLength == b.minFrameLength && a.headerOnlyBelow == b.headerOnlyBelow && a.preamble == b.preamble
             && a.bodyOffset == b.bodyOffset && a.bodyMagic == b.bodyMagic
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(lengthFieldOffset)
+        hasher.combine(lengthFieldLength)
+        hasher.combine(encoding)
+        hasher.combine(lengthAdjustment)
+        hasher.combine(magic)
+        hasher.combine(typeField?.offset)
+        hasher.combine(bodyMagic)
     }
 
     public var headerLength: Int {

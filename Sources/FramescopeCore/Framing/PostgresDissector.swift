@@ -2,7 +2,7 @@
 /// start. The client's first messages are untyped (`length(4) code(4)`: StartupMessage, and
 /// SSLRequest/GSSENCRequest, which are followed by another untyped message); the server may
 /// answer an SSLRequest with one byte, 'N' or 'S', which is preamble, not a message.
-public struct PostgresDissector: FrameDissector, Sendable, Equatable {
+public struct PostgresDissector: FrameDissector, Sendable, Hashable {
     public var isClient: Bool
     public var maxFrameLength: Int
 
