@@ -1,4 +1,5 @@
 @testable import FramescopeCore
+import FramescopeSynthetic
 import Testing
 
 /// The streaming protobuf check: wire format without a schema, declared types with one; the
@@ -56,7 +57,47 @@ import Testing
         let whole = run([])
         for cut in 0...body.count { #expect(run([cut]) == whole, "split at \(cut)") }
         #expect(run(Array(0..<body.count)) == whole, "byte by byte")
+        if schema == nil { #expect(Self.checkWhole(body) == (whole.0, whole.1), "checked whole") }
         return whole
+    }
+
+    /// The whole-body check without a schema, groups read (what the body check uses).
+    static func checkWhole(_ body: [UInt8]) -> (ProtobufFailure?, Int64?) {
+        switch body.withUnsafeBytes({ ProtobufScanner.checkWhole($0, groups: true) }) {
+        case .valid: (nil, nil)
+        case .invalid(let reason, let at): (reason, at)
+        case .hasGroups: (.badWireType, -1)  // never: groups were asked for
+        }
+    }
+
+    /// The whole-body check gives the state machine's verdict and failure offset on bodies made
+    /// of group starts and ends, varints, fixed and length-delimited fields in any order, cut
+    /// anywhere (most unbalanced: random bytes start a group in most bodies).
+    @Test func theWholeBodyCheckReadsGroupsAsTheStateMachineDoes() {
+        var rng = SplitMix64(seed: 18)
+        var groupsRead = 0
+        for _ in 0..<50_000 {
+            var body: [UInt8] = []
+            for _ in 0..<Int(rng.next() % 12) {
+                let field = UInt8(1 + rng.next() % 3)
+                switch rng.next() % 8 {
+                case 0, 1: body += [field << 3 | 3]
+                case 2, 3: body += [field << 3 | 4]
+                case 4: body += [field << 3, UInt8(rng.next() % 256)]
+                case 5: body += [field << 3 | 2, UInt8(rng.next() % 4), 0x61, 0x62]
+                case 6: body += [field << 3 | 5, 1, 2, 3, 4]
+                default: body += [UInt8(rng.next() % 256)]
+                }
+            }
+            if !body.isEmpty, rng.next() % 4 == 0 { body.removeLast(Int(rng.next() % UInt64(body.count))) }
+            var scanner = ProtobufScanner(schema: nil)
+            scanner.begin(length: Int64(body.count))
+            body.withUnsafeBytes { scanner.feed($0) }
+            let failure = scanner.finish()
+            #expect(Self.checkWhole(body) == (failure?.reason, failure?.at), "\(body)")
+            if body.contains(where: { $0 & 7 == 3 }) { groupsRead += 1 }
+        }
+        #expect(groupsRead > 20_000)
     }
 
     static let text: [UInt8] = Array("héllo".utf8)

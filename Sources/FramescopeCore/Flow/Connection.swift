@@ -57,8 +57,8 @@ public enum FinalizeReason: String, Sendable {
 /// The one record of a tracked connection: identity, both half-streams and the sink's state
 /// for it, mutated in place inside the flow table. When it was last active the table keeps
 /// apart (`FlowTable.Activity`), where its sweeps read it.
-struct Connection<State> {
-    var info: ConnectionInfo
+@usableFromInline struct Connection<State> {
+    @usableFromInline var info: ConnectionInfo
     var packets = 0
     /// Sequence number of the client's SYN, when one opened the connection.
     var clientSequence: UInt32?
@@ -69,7 +69,7 @@ struct Connection<State> {
     var state: State
 
     /// Computed, not stored: the index compares it only on a hash match.
-    var key: FlowKey { FlowKey(info.client, info.server) }
+    @usableFromInline var key: FlowKey { FlowKey(info.client, info.server) }
 
     /// Whether `key` is this connection's 4-tuple (without building its own key).
     @inline(__always)
@@ -135,7 +135,7 @@ struct Connection<State> {
     }
 
     /// Delivers what is left (holes become gaps) and tells the sink the connection is done.
-    mutating func finalize<Sink: StreamSink>(
+    @usableFromInline mutating func finalize<Sink: StreamSink>(
         reason: FinalizeReason, lastSeen: Timestamp, context: inout ReassemblyContext, sink: inout Sink
     ) where Sink.ConnectionState == State {
         let id = info.id

@@ -1,14 +1,16 @@
 /// When a tracked connection was last active and whether it is closed: what the flow table's
 /// sweeps read, kept beside each record (same slot) and outside the generic flow table, so that
 /// a scan of 200,000 connections reads 16 bytes each in plain compiled code.
-struct ConnectionActivity {
-    var lastSeen: Timestamp
-    var isClosed = false
+@usableFromInline struct ConnectionActivity {
+    @usableFromInline var lastSeen: Timestamp
+    @usableFromInline var isClosed = false
+
+    @usableFromInline init(lastSeen: Timestamp) { self.lastSeen = lastSeen }
 }
 
 extension [ConnectionActivity] {
     /// The `count` least recently active slots, among the closed ones only if `closedOnly`.
-    func leastRecentlyActive(_ count: Int, closedOnly: Bool) -> [Int] {
+    @usableFromInline func leastRecentlyActive(_ count: Int, closedOnly: Bool) -> [Int] {
         var candidates: [(lastSeen: Timestamp, slot: Int)] = []
         for slot in indices where !closedOnly || self[slot].isClosed { candidates.append((self[slot].lastSeen, slot)) }
         candidates.sort { $0.lastSeen < $1.lastSeen }
@@ -32,11 +34,17 @@ extension [ConnectionActivity] {
 }
 
 /// A connection to finalize, in the order connections are finalized together: by ID.
-struct DueConnection: Comparable {
-    var id: ConnectionID
-    var slot: Int
-    var reason: FinalizeReason
+@usableFromInline struct DueConnection: Comparable {
+    @usableFromInline var id: ConnectionID
+    @usableFromInline var slot: Int
+    @usableFromInline var reason: FinalizeReason
 
-    static func < (a: Self, b: Self) -> Bool { a.id < b.id }
-    static func == (a: Self, b: Self) -> Bool { a.id == b.id }
+    @usableFromInline init(id: ConnectionID, slot: Int, reason: FinalizeReason) {
+        self.id = id
+        self.slot = slot
+        self.reason = reason
+    }
+
+    @usableFromInline static func < (a: Self, b: Self) -> Bool { a.id < b.id }
+    @usableFromInline static func == (a: Self, b: Self) -> Bool { a.id == b.id }
 }

@@ -4,7 +4,7 @@
 /// itself is the connection's, compared through `isKey` (the index held a copy of every
 /// 48-byte key, 100 bytes a connection at its load). Deleted entries leave tombstones, cleared
 /// by rehashing. Slots are unique, so moving and removing find an entry by its slot.
-struct FlowIndex {
+@usableFromInline struct FlowIndex {
     private static let empty: Int32 = -1
     private static let deleted: Int32 = -2
 
@@ -14,7 +14,7 @@ struct FlowIndex {
     private(set) var count = 0
     private var tombstones = 0
 
-    init(capacity: Int = 1024) {
+    @usableFromInline init(capacity: Int = 1024) {
         let size = max(16, capacity.nextPowerOfTwo)
         hashes = [UInt32](repeating: 0, count: size)
         slots = [Int32](repeating: Self.empty, count: size)
@@ -50,12 +50,12 @@ struct FlowIndex {
     }
 
     /// Points the entry of `key` at `slot` to `newSlot` (its connection moved).
-    mutating func move(_ key: FlowKey, from slot: Int, to newSlot: Int) {
+    @usableFromInline mutating func move(_ key: FlowKey, from slot: Int, to newSlot: Int) {
         let i = position(of: key, slot: slot)
         slots[i] = Int32(newSlot)
     }
 
-    mutating func remove(_ key: FlowKey, slot: Int) {
+    @usableFromInline mutating func remove(_ key: FlowKey, slot: Int) {
         let i = position(of: key, slot: slot)
         slots[i] = Self.deleted
         count -= 1

@@ -1,5 +1,5 @@
 /// The 4-tuple of a connection, in canonical order so that both directions hash alike.
-struct FlowKey: Equatable {
+@usableFromInline struct FlowKey: Equatable {
     var low: Endpoint
     var high: Endpoint
 

@@ -4,26 +4,31 @@
 /// Live connections are packed in one array, each a single record (both half-streams and the
 /// sink's state for it) mutated in place and found through the 4-tuple index. A finalized
 /// connection is swapped out with the last one, so the array holds no vacant slots.
+///
+/// The paths that finalize connections are `@inlinable`: cross-module optimization specialized
+/// the per-packet path for the command's sink but left these generic (witness tables and runtime
+/// metadata lookups: 4,800 instructions a finished connection more).
 public struct FlowTable<Sink: StreamSink> {
     public var sink: Sink
-    public private(set) var context: ReassemblyContext
+    public var context: ReassemblyContext { reassembly }
+    @usableFromInline var reassembly: ReassemblyContext
     public private(set) var decodeStatistics = DecodeStatistics()
     /// Connections opened so far (the next ID).
     public private(set) var connectionsOpened = 0
     public var activeConnections: Int { connections.count }
 
-    private var connections: [Connection<Sink.ConnectionState>] = []
+    @usableFromInline var connections: [Connection<Sink.ConnectionState>] = []
     /// Each connection's last activity, in the slot of its record.
-    private var activity: [ConnectionActivity] = []
-    private var index = FlowIndex()
+    @usableFromInline var activity: [ConnectionActivity] = []
+    @usableFromInline var index = FlowIndex()
     /// Connections in `connections` that are closed (waiting out `closedTimeout`).
-    private var closedConnections = 0
+    @usableFromInline var closedConnections = 0
     private var clock = Timestamp(nanoseconds: .min)
     private var nextSweep = Timestamp(nanoseconds: .min)
 
     public init(sink: Sink, options: ReassemblyOptions = ReassemblyOptions()) {
         self.sink = sink
-        self.context = ReassemblyContext(options: options)
+        reassembly = ReassemblyContext(options: options)
     }
 
     // MARK: Input
@@ -60,17 +65,17 @@ public struct FlowTable<Sink: StreamSink> {
         // an earlier one's FIN and RST): the check costs nothing on other packets.
         let flags = segment.flags
         let mayClose = flags.contains(.fin) || flags.contains(.rst)
-        connections[slot].receive(segment, frame: frame, timestamp: timestamp, context: &context, sink: &sink)
+        connections[slot].receive(segment, frame: frame, timestamp: timestamp, context: &reassembly, sink: &sink)
         activity[slot].lastSeen = timestamp
         if mayClose || flags.contains(.syn) {
             let closes = mayClose && !activity[slot].isClosed && connections[slot].isClosed
             activity[slot].isClosed = connections[slot].isClosed
             if closes {
                 closedConnections += 1
-                if closedConnections > context.options.maxClosedConnections { finalizeLeastRecentlyClosed() }
+                if closedConnections > reassembly.options.maxClosedConnections { finalizeLeastRecentlyClosed() }
             }
         }
-        if context.bufferedBytes > context.options.maxBufferedBytesTotal { evictBufferedData() }
+        if reassembly.bufferedBytes > reassembly.options.maxBufferedBytesTotal { evictBufferedData() }
     }
 
     /// Calls `body` with each open connection (summarized as if the input ended now) and the
@@ -83,13 +88,13 @@ public struct FlowTable<Sink: StreamSink> {
 
     /// Finalizes every connection still open, in ID order, where it lies (none is taken out of
     /// the array one by one: at the end of a 50,000-connection capture that moved every record).
-    public mutating func finish() {
+    @inlinable public mutating func finish() {
         var order: [DueConnection] = []
         order.reserveCapacity(connections.count)
         for slot in connections.indices { order.append(DueConnection(id: connections[slot].info.id, slot: slot, reason: .endOfInput)) }
         order.sort()
         for due in order {
-            connections[due.slot].finalize(reason: .endOfInput, lastSeen: activity[due.slot].lastSeen, context: &context, sink: &sink)
+            connections[due.slot].finalize(reason: .endOfInput, lastSeen: activity[due.slot].lastSeen, context: &reassembly, sink: &sink)
         }
         connections.removeAll()
         activity.removeAll()
@@ -114,7 +119,7 @@ public struct FlowTable<Sink: StreamSink> {
     }
 
     private mutating func open(_ segment: TCPSegment, key: FlowKey, frame: UInt64, timestamp: Timestamp) -> Int {
-        if index.count >= context.options.maxConnections { evictLeastRecentlyActive() }
+        if index.count >= reassembly.options.maxConnections { evictLeastRecentlyActive() }
         let (client, server, evidence) = roles(of: segment)
         let info = ConnectionInfo(
             id: ConnectionID(connectionsOpened), client: client, server: server, roleEvidence: evidence,
@@ -139,14 +144,14 @@ public struct FlowTable<Sink: StreamSink> {
     }
 
     /// Takes the connection out (the last one moves into its slot) and finalizes it.
-    private mutating func finalize(slot: Int, reason: FinalizeReason) {
+    @inlinable mutating func finalize(slot: Int, reason: FinalizeReason) {
         let (removed, activity) = remove(slot: slot)
         var connection = removed
-        connection.finalize(reason: reason, lastSeen: activity.lastSeen, context: &context, sink: &sink)
+        connection.finalize(reason: reason, lastSeen: activity.lastSeen, context: &reassembly, sink: &sink)
     }
 
     /// Takes the connection out of the table and the index; the last one moves into its slot.
-    private mutating func remove(slot: Int) -> (Connection<Sink.ConnectionState>, ConnectionActivity) {
+    @usableFromInline mutating func remove(slot: Int) -> (Connection<Sink.ConnectionState>, ConnectionActivity) {
         if activity[slot].isClosed { closedConnections -= 1 }
         index.remove(connections[slot].key, slot: slot)
         let last = connections.count - 1
@@ -162,7 +167,7 @@ public struct FlowTable<Sink: StreamSink> {
     /// in a stable order, then takes them out from the highest slot down (a removal moves only
     /// the last record, which is then no longer one of them). Plain values are sorted, never the
     /// records.
-    private mutating func finalize(_ due: [(slot: Int, reason: FinalizeReason)]) {
+    @inlinable mutating func finalize(_ due: [(slot: Int, reason: FinalizeReason)]) {
         var order: [DueConnection] = []
         order.reserveCapacity(due.count)
         for (slot, reason) in due { order.append(DueConnection(id: connections[slot].info.id, slot: slot, reason: reason)) }
@@ -170,7 +175,7 @@ public struct FlowTable<Sink: StreamSink> {
         var slots: [Int] = []
         slots.reserveCapacity(order.count)
         for d in order {
-            connections[d.slot].finalize(reason: d.reason, lastSeen: activity[d.slot].lastSeen, context: &context, sink: &sink)
+            connections[d.slot].finalize(reason: d.reason, lastSeen: activity[d.slot].lastSeen, context: &reassembly, sink: &sink)
             slots.append(d.slot)
         }
         slots.sort()
@@ -179,7 +184,7 @@ public struct FlowTable<Sink: StreamSink> {
 
     /// Drops a finalized connection: the last record moves into its slot (a move, not the
     /// swap-and-copy `remove` needs to hand the record back).
-    private mutating func discard(slot: Int) {
+    @inlinable mutating func discard(slot: Int) {
         if activity[slot].isClosed { closedConnections -= 1 }
         index.remove(connections[slot].key, slot: slot)
         let last = connections.count - 1
@@ -194,7 +199,7 @@ public struct FlowTable<Sink: StreamSink> {
     }
 
     /// `victims`, all finalized for `reason`.
-    private mutating func finalize(_ victims: [Int], reason: FinalizeReason) {
+    @inlinable mutating func finalize(_ victims: [Int], reason: FinalizeReason) {
         var due: [(slot: Int, reason: FinalizeReason)] = []
         due.reserveCapacity(victims.count)
         for slot in victims { due.append((slot, reason)) }
@@ -208,7 +213,7 @@ public struct FlowTable<Sink: StreamSink> {
         guard timestamp > clock else { return }
         clock = timestamp
         guard clock >= nextSweep else { return }
-        let options = context.options
+        let options = reassembly.options
         let interval = max(1_000_000_000, min(options.idleTimeout, options.closedTimeout) / 4)
         nextSweep = Timestamp(nanoseconds: clock.nanoseconds &+ interval)
         let due = activity.due(at: clock, options: options)
@@ -217,24 +222,24 @@ public struct FlowTable<Sink: StreamSink> {
 
     /// Past `maxConnections`: finalize the least recently active sixteenth in one pass, so a
     /// flood of new 4-tuples costs amortized O(log n) per connection.
-    private mutating func evictLeastRecentlyActive() {
+    @inlinable mutating func evictLeastRecentlyActive() {
         let victims = activity.leastRecentlyActive(max(1, connections.count / 16), closedOnly: false)
-        context.connectionLimitEvictions += victims.count
+        reassembly.countFinalized(byConnectionLimit: victims.count)
         finalize(victims, reason: .connectionLimit)
     }
 
     /// Past `maxClosedConnections`: finalize the least recently active quarter of the closed
     /// ones in one pass (a scan of the table per thousand or so closed connections).
-    private mutating func finalizeLeastRecentlyClosed() {
-        let limit = context.options.maxClosedConnections
+    @inlinable mutating func finalizeLeastRecentlyClosed() {
+        let limit = reassembly.options.maxClosedConnections
         let victims = activity.leastRecentlyActive(max(1, closedConnections - limit + limit / 4), closedOnly: true)
-        context.closedLimitFinalized += victims.count
+        reassembly.countFinalized(byClosedLimit: victims.count)
         finalize(victims, reason: .closedLimit)
     }
 
     /// Past the global buffer limit: the direction holding the most skips its first hole.
     private mutating func evictBufferedData() {
-        while context.bufferedBytes > context.options.maxBufferedBytesTotal {
+        while reassembly.bufferedBytes > reassembly.options.maxBufferedBytesTotal {
             var best: (slot: Int, direction: Direction, cost: Int)?
             for slot in connections.indices {
                 for direction in Direction.allCases where connections[slot].bufferedCost(direction) > (best?.cost ?? 0) {
@@ -242,8 +247,8 @@ public struct FlowTable<Sink: StreamSink> {
                 }
             }
             guard let best else { return }
-            context.globalLimitEvictions += 1
-            connections[best.slot].skipFirstHole(best.direction, reason: .bufferLimit, context: &context, sink: &sink)
+            reassembly.globalLimitEvictions += 1
+            connections[best.slot].skipFirstHole(best.direction, reason: .bufferLimit, context: &reassembly, sink: &sink)
         }
     }
 }

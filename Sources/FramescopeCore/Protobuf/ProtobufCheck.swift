@@ -97,7 +97,7 @@ struct BodyInspection {
         self.start = start
         end = start + Int64(body.count)
         if !rules.hasSchema {
-            switch ProtobufScanner.checkWhole(body) {
+            switch ProtobufScanner.checkWhole(body, groups: true) {
             case .valid:
                 active = false
                 wholeVerdict = (nil, rules.countDefault)

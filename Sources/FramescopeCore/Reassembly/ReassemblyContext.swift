@@ -38,6 +38,12 @@ public struct ReassemblyContext: Sendable {
 
     public init(options: ReassemblyOptions) { self.options = options }
 
+    /// Counts connections a limit finalized (the flow table's inlinable finalize path calls it).
+    @usableFromInline mutating func countFinalized(byConnectionLimit evicted: Int = 0, byClosedLimit closed: Int = 0) {
+        connectionLimitEvictions += evicted
+        closedLimitFinalized += closed
+    }
+
     /// Bookkeeping cost of one buffered segment, so that many tiny segments count too.
     static let segmentOverhead = 64
 

@@ -10,10 +10,17 @@ public struct CountHistogram: Sendable, Equatable {
 
     public mutating func add(_ value: Int) {
         let index = min(value, Self.limit - 1)
-        if index >= buckets.count { buckets += [UInt32](repeating: 0, count: index + 1 - buckets.count) }
+        if index >= buckets.count { grow(to: index + 1) }
         buckets[index] &+= 1
         if value > maximum { maximum = value }
         total += 1
+    }
+
+    /// Zero buckets up to `count`, in one allocation of at least 8 (a short connection's counts
+    /// are 1–4: growing one bucket at a time, through a temporary array, allocated per value).
+    private mutating func grow(to count: Int) {
+        if buckets.capacity < count { buckets.reserveCapacity(max(count, 8)) }
+        buckets.append(contentsOf: repeatElement(0, count: count - buckets.count))
     }
 
     /// Calls `body` with `(value, count)` for every value seen, in order.
@@ -31,7 +38,7 @@ public struct CountHistogram: Sendable, Equatable {
     }
 
     public mutating func merge(_ other: CountHistogram) {
-        if other.buckets.count > buckets.count { buckets += [UInt32](repeating: 0, count: other.buckets.count - buckets.count) }
+        if other.buckets.count > buckets.count { grow(to: other.buckets.count) }
         for i in other.buckets.indices { buckets[i] &+= other.buckets[i] }
         maximum = max(maximum, other.maximum)
         total += other.total
