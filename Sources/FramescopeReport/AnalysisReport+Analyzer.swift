@@ -22,9 +22,16 @@ extension AnalysisReport {
         totals.foldedConnections = totals.connections - listed
         let endpoints = analyzer.context.evidence.endpoints
         let original = Self.originalFrames(flows.inputs)
-        events = analyzer.context.evidence.events.map { Event($0, endpoints: endpoints[$0.connection], originalFrames: original) }
+        var labels: [ConnectionID: ConnectionLabels] = [:]
+        func label(_ id: ConnectionID) -> ConnectionLabels {
+            if let known = labels[id] { return known }
+            let made = ConnectionLabels(id, endpoints: endpoints[id], originalFrames: original)
+            labels[id] = made
+            return made
+        }
+        events = analyzer.context.evidence.events.map { Event($0, labels: label($0.connection)) }
         eventsTotal = analyzer.context.evidence.total
-        examples = analyzer.context.evidence.examples.map { Example($0, endpoints: endpoints[$0.connection], originalFrames: original) }
+        examples = analyzer.context.evidence.examples.map { Example($0, labels: label($0.connection)) }
         warnings = Self.warnings(analyzer: analyzer, limits: flows.limits, inputs: flows.inputs, packets: flows.packets)
         if let first = analyzer.finished.firstSeen, let last = analyzer.finished.lastSeen { span = (first, last) }
     }

@@ -120,14 +120,35 @@ func connectionFilter(_ id: Int, client: String?, server: String?, byAddress: Bo
     return "\(ip) == \(a.address) && \(ip) == \(b.address) && tcp.port == \(a.port) && tcp.port == \(b.port)"
 }
 
-extension AnalysisReport.Example {
-    init(_ e: SplitExample, endpoints: (Endpoint, Endpoint)?, originalFrames: Bool = false) {
+/// How events and examples name a connection: its endpoints as text and the Wireshark filter that
+/// selects it, made once per connection (10,000 events of a few connections formatted four endpoints
+/// and a filter each: a tenth of a run with many invalid bodies).
+struct ConnectionLabels {
+    let client: Endpoint, server: Endpoint
+    let clientText: String, serverText: String
+    let stream: String
+
+    init(_ id: ConnectionID, endpoints: (Endpoint, Endpoint)?, originalFrames: Bool) {
         let (client, server) = endpoints ?? (Endpoint(address: IPAddress(ipv4: 0), port: 0), Endpoint(address: IPAddress(ipv4: 0), port: 0))
-        let (from, to) = e.direction == .clientToServer ? (client, server) : (server, client)
+        let (clientText, serverText) = (client.description, server.description)
+        (self.client, self.server, self.clientText, self.serverText) = (client, server, clientText, serverText)
+        stream = connectionFilter(
+            id.rawValue, client: endpoints == nil ? nil : clientText, server: endpoints == nil ? nil : serverText, byAddress: originalFrames)
+    }
+
+    /// (from, to) as text, and the sender, for a direction.
+    func ends(_ direction: Direction) -> (from: String, to: String, sender: Endpoint) {
+        direction == .clientToServer ? (clientText, serverText, client) : (serverText, clientText, server)
+    }
+}
+
+extension AnalysisReport.Example {
+    init(_ e: SplitExample, labels: ConnectionLabels) {
+        let (from, to, sender) = labels.ends(e.direction)
         kind = e.kind.rawValue
         connection = e.connection.rawValue
-        self.from = from.description
-        self.to = to.description
+        self.from = from
+        self.to = to
         offset = e.offset
         length = e.length
         firstFrame = e.firstFrame
@@ -135,11 +156,9 @@ extension AnalysisReport.Example {
         count = e.count
         cause = e.cause.description
         time = e.timestamp.epochString
-        let stream = connectionFilter(
-            e.connection.rawValue, client: endpoints.map { $0.0.description }, server: endpoints.map { $0.1.description }, byAddress: originalFrames)
         wiresharkFilter = e.kind == .merged
-            ? "\(stream) && frame.number == \(e.firstFrame)"
-            : "\(stream) && tcp.srcport == \(from.port) && tcp.len > 0 && frame.number >= \(e.firstFrame) && frame.number <= \(e.lastFrame)"
+            ? "\(labels.stream) && frame.number == \(e.firstFrame)"
+            : "\(labels.stream) && tcp.srcport == \(sender.port) && tcp.len > 0 && frame.number >= \(e.firstFrame) && frame.number <= \(e.lastFrame)"
     }
 
     /// One line: what it is, where, and why.
@@ -153,9 +172,8 @@ extension AnalysisReport.Example {
 }
 
 extension AnalysisReport.Event {
-    init(_ e: AnalysisEvent, endpoints: (Endpoint, Endpoint)?, originalFrames: Bool = false) {
-        let (client, server) = endpoints ?? (Endpoint(address: IPAddress(ipv4: 0), port: 0), Endpoint(address: IPAddress(ipv4: 0), port: 0))
-        let (from, to) = e.direction == .clientToServer ? (client, server) : (server, client)
+    init(_ e: AnalysisEvent, labels: ConnectionLabels) {
+        let (from, to, _) = labels.ends(e.direction)
         kind = e.kind.rawValue
         reason = e.reason?.rawValue ?? e.protobufFailure?.reason.rawValue
         failedAt = e.protobufFailure?.offset
@@ -163,16 +181,14 @@ extension AnalysisReport.Event {
         evidenceBits = e.evidenceBits.map(oneDecimal)
         looksLike = e.looksLike
         connection = e.connection.rawValue
-        self.from = from.description
-        self.to = to.description
+        self.from = from
+        self.to = to
         offset = e.offset
         frame = e.frame
         time = e.timestamp.epochString
         bytes = e.bytes
         length = e.length
-        let stream = connectionFilter(
-            e.connection.rawValue, client: endpoints.map { $0.0.description }, server: endpoints.map { $0.1.description }, byAddress: originalFrames)
-        wiresharkFilter = "\(stream) && frame.number == \(e.frame)"
+        wiresharkFilter = "\(labels.stream) && frame.number == \(e.frame)"
     }
 }
 
