@@ -55,6 +55,20 @@ extension ConnectionAnalysis {
         }
     }
 
+    /// The causes in name order, as `field(_:counts:)` writes their dictionary, without building
+    /// it (a dictionary per direction was a tenth of the listing).
+    private static func write(_ key: StaticString, _ causes: CauseCounts, to w: inout JSONWriter) {
+        w.key(key)
+        w.object { w in
+            for cause in causesByName where causes[cause] > 0 {
+                w.key(cause.description)
+                w.int(causes[cause])
+            }
+        }
+    }
+
+    private static let causesByName = SplitCause.allCases.sorted { $0.description < $1.description }
+
     /// `Figures(a, segments:, protobuf:).write(sparse: true)`, without building `Figures`.
     private func writeFigures(_ a: borrowing DirectionAnalysis, segments: Int, check: ProtobufCheck?, to w: inout JSONWriter) {
         w.object { w in
@@ -93,7 +107,7 @@ extension ConnectionAnalysis {
             }
             counter("maxMessagesPerSegment", a.messagesPerSegment.maximum)
             counter("maxSegmentsPerMessage", a.segmentsPerMessage.maximum)
-            if a.mergedSegments > 0 { w.field("mergedCauses", counts: a.mergedCauses.dictionary) }
+            if a.mergedSegments > 0 { Self.write("mergedCauses", a.mergedCauses, to: &w) }
             share("mergedPercent", percent(a.mergedSegments, of: segments))
             counter("mergedSegments", a.mergedSegments)
             counter("messageBytes", a.messageBytes)
@@ -107,7 +121,7 @@ extension ConnectionAnalysis {
             pairs("messagesPerSegment", a.messagesPerSegment)
             counter("naiveReaderLoss", a.naiveReaderLoss)
             share("naiveReaderLossPercent", percent(a.naiveReaderLoss, of: a.messages))
-            if a.partialMessages > 0 { w.field("partialCauses", counts: a.partialCauses.dictionary) }
+            if a.partialMessages > 0 { Self.write("partialCauses", a.partialCauses, to: &w) }
             counter("partialMessages", a.partialMessages)
             share("partialPercent", percent(a.partialMessages, of: a.messages))
             counter("preambleBytes", a.preambleBytes)
