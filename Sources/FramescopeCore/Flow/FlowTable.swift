@@ -10,6 +10,8 @@
 /// metadata lookups: 4,800 instructions a finished connection more).
 public struct FlowTable<Sink: StreamSink> {
     public var sink: Sink
+    /// The limits and counters all reassemblers share (stored as `reassembly`, which the
+    /// inlinable paths may mutate).
     public var context: ReassemblyContext { reassembly }
     @usableFromInline var reassembly: ReassemblyContext
     public private(set) var decodeStatistics = DecodeStatistics()
