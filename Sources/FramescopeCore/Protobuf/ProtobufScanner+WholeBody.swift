@@ -11,9 +11,8 @@ extension ProtobufScanner {
     /// those to the state machine made an invalid body cost four valid ones); else a body with
     /// a group is `hasGroups` (recovery's and inference's odds were measured so).
     static func checkWhole(_ b: UnsafeRawBufferPointer, groups: Bool = false) -> WholeVerdict {
-        withUnsafeTemporaryAllocation(of: UInt64.self, capacity: maxDepth) { open in
-            checkWhole(b, openGroups: groups ? open : nil)
-        }
+        guard groups else { return checkWhole(b, openGroups: nil) }
+        return withUnsafeTemporaryAllocation(of: UInt64.self, capacity: maxDepth) { checkWhole(b, openGroups: $0) }
     }
 
     /// `openGroups`: room for the field numbers of the groups open (nil: groups not read).
@@ -58,8 +57,8 @@ extension ProtobufScanner {
                 openGroups[depth] = number
                 depth += 1
             case 4:
-                guard openGroups != nil else { return .hasGroups }
-                guard depth > 0, openGroups![depth - 1] == number else { return .invalid(.unmatchedEndGroup, at: Int64(i)) }
+                guard let openGroups else { return .hasGroups }
+                guard depth > 0, openGroups[depth - 1] == number else { return .invalid(.unmatchedEndGroup, at: Int64(i)) }
                 depth -= 1
             default:
                 return .invalid(.badWireType, at: Int64(i))
