@@ -49,7 +49,7 @@ extension ConnectionAnalysis {
             writeTCP(d, to: &w)
             if !a.timeline.isEmpty {
                 w.key("timeline")
-                AnalysisReport.Timeline(a.timeline).write(to: &w)
+                Self.write(a.timeline, to: &w)
             }
             w.field("to", to)
         }
@@ -64,6 +64,23 @@ extension ConnectionAnalysis {
                 w.key(cause.description)
                 w.int(causes[cause])
             }
+        }
+    }
+
+    /// `AnalysisReport.Timeline(t).write(to:)`, without its three arrays and the bucket width's
+    /// `Double.description`.
+    private static func write(_ t: EventTimeline, to w: inout JSONWriter) {
+        let buckets = t.bucketsInUse
+        func series(_ key: StaticString, _ kind: EventTimeline.Kind, _ w: inout JSONWriter) {
+            w.key(key)
+            w.array { w in for b in 0..<buckets { w.member { $0.int(t.count(kind, inBucket: b)) } } }
+        }
+        w.object { w in
+            w.field("bucketSeconds", units: t.bucketNanoseconds, scale: 9)
+            series("malformed", .malformed, &w)
+            series("merged", .merged, &w)
+            w.field("origin", t.origin)
+            series("partial", .partial, &w)
         }
     }
 
@@ -115,7 +132,7 @@ extension ConnectionAnalysis {
                 w.key("messageSize")
                 AnalysisReport.Distribution(sizes: a.sizes).write(to: &w)
                 w.key("messageSizeBins")
-                w.array { w in for bin in a.sizes.powerOfTwoBins { w.pair(bin.lower, Int64(bin.count)) } }
+                w.array { w in a.sizes.forEachPowerOfTwoBin { w.pair($0, Int64($1)) } }
             }
             counter("messages", a.messages)
             pairs("messagesPerSegment", a.messagesPerSegment)

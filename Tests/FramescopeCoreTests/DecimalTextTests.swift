@@ -1,4 +1,5 @@
 @testable import FramescopeCore
+import FramescopeSynthetic
 import Testing
 
 /// Epoch times and endpoints written digit by digit (`writeDecimal`) read as Swift's own
@@ -25,6 +26,28 @@ import Testing
         #expect(end == 8 && String(decoding: bytes[3..<8], as: UTF8.self) == "00042")
         let wide = bytes.withUnsafeMutableBufferPointer { writeDecimal(UInt64.max, into: $0, at: 0) }
         #expect(String(decoding: bytes[0..<wide], as: UTF8.self) == String(UInt64.max))
+    }
+
+    /// Every digit count and power-of-ten edge, and random values, read as `String(value)` does,
+    /// padded or not.
+    @Test func decimalsReadAsSwiftWritesThem() {
+        var values: [UInt64] = [0, 1, 9, 10, 11, 99, 100, 101, 255, 999, 1000, UInt64.max, UInt64.max - 1]
+        var power: UInt64 = 1
+        for _ in 0..<19 {
+            power *= 10
+            values += [power - 1, power, power + 1]
+        }
+        var random = SplitMix64(seed: 42)
+        for _ in 0..<10_000 { values.append(random.next() >> (random.next() % 64)) }
+        var bytes = [UInt8](repeating: 0, count: 48)
+        for value in values {
+            for width in [1, 2, 5, 20, 24] {
+                let end = bytes.withUnsafeMutableBufferPointer { writeDecimal(value, into: $0, at: 3, width: width) }
+                let plain = String(value)
+                let expected = String(repeating: "0", count: max(0, width - plain.count)) + plain
+                #expect(String(decoding: bytes[3..<end], as: UTF8.self) == expected, "\(value) width \(width)")
+            }
+        }
     }
 
     /// Human times: ISO 8601 UTC with the date, checked against dates whose epoch is known

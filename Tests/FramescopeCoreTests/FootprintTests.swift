@@ -18,7 +18,7 @@ import Testing
 
     /// A dissected connection that never carries a byte (a port scan, a health check) holds the
     /// plan's reference, not a framing object, and reports what untouched analyzers would; the
-    /// first byte starts its framing.
+    /// first byte starts its framing, and a direction's analyzer comes with its own first byte.
     @Test func aConnectionWithoutPayloadAllocatesNoFraming() {
         var table = FlowTable(sink: Analyzer(choice: DissectorChoice(byDefault: try! DissectorSpec(parsing: "varint"))))
         var frame: UInt64 = 0
@@ -40,12 +40,23 @@ import Testing
             }
             return all
         }
+        func usedDirections() -> [[Direction]] {
+            var all: [[Direction]] = []
+            table.forEachOpenConnection { _, state in
+                if case .framing(let framing) = state { all.append(Direction.allCases.filter { framing.existing($0) != nil }) }
+            }
+            return all
+        }
         send(client, server, seq: 100, [.syn])
         send(server, client, seq: 900, [.syn, .ack])
         send(client, server, seq: 101, [.ack])
         #expect(states() == ["waiting"])
         send(client, server, seq: 101, [.ack, .psh], [3, 1, 2, 3])
         #expect(states() == ["framing"])
+        // Only the direction that carried a byte has an analyzer; the other's comes with its first.
+        #expect(usedDirections() == [[.clientToServer]])
+        send(server, client, seq: 901, [.ack, .psh], [1, 9])
+        #expect(usedDirections() == [[.clientToServer, .serverToClient]])
         table.finish()
         // A second one that closes without a byte: dissected, with figures of nothing.
         send(client, server, seq: 100, [.syn])
@@ -56,5 +67,17 @@ import Testing
         let quiet = table.sink.connections.last!
         #expect(quiet.spec != nil && table.sink.finished.dissected == 2)
         #expect(quiet.directions?.clientToServer == DirectionAnalysis() && quiet.directions?.serverToClient == DirectionAnalysis())
+        // A third whose server never writes: its client's message counted, the server's side
+        // reported as an untouched analyzer's.
+        send(client, server, seq: 100, [.syn])
+        send(server, client, seq: 900, [.syn, .ack])
+        send(client, server, seq: 101, [.ack, .psh], [2, 7, 7])
+        #expect(usedDirections() == [[.clientToServer]])
+        send(client, server, seq: 104, [.fin, .ack])
+        send(server, client, seq: 901, [.fin, .ack])
+        table.finish()
+        let oneWay = table.sink.connections.last!
+        #expect(oneWay.directions?.clientToServer.messages == 1)
+        #expect(oneWay.directions?.serverToClient == DirectionAnalysis())
     }
 }

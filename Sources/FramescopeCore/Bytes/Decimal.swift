@@ -1,17 +1,49 @@
 /// Writes `value` in decimal at `start`, padded with zeros to `width` digits; returns the index
 /// after its last digit. For text written by the million (endpoints, epoch times, JSON numbers)
-/// without a String in between; `out` must have room (20 digits at most, or `width`).
+/// without a String in between; `out` must have room (20 digits at most, or `width`). Two digits
+/// a step from a table, one division by 100 each (a division per digit, twice, was a sixth of
+/// listing 50,000 connections).
 public func writeDecimal(_ value: UInt64, into out: UnsafeMutableBufferPointer<UInt8>, at start: Int, width: Int = 1) -> Int {
-    var digits = 1, rest = value
-    while rest >= 10 {
+    let end = start + max(decimalDigits(value), width)
+    let pairs = digitPairs.utf8Start
+    var i = end, v = value
+    while v >= 100 {
+        let q = v / 100
+        let r = Int(truncatingIfNeeded: v &- q &* 100) &* 2
+        v = q
+        i -= 2
+        out[i] = pairs[r]
+        out[i + 1] = pairs[r + 1]
+    }
+    if v >= 10 {
+        let r = Int(truncatingIfNeeded: v) &* 2
+        i -= 2
+        out[i] = pairs[r]
+        out[i + 1] = pairs[r + 1]
+    } else {
+        i -= 1
+        out[i] = 0x30 &+ UInt8(truncatingIfNeeded: v)
+    }
+    while i > start {
+        i -= 1
+        out[i] = 0x30
+    }
+    return end
+}
+
+/// The number of decimal digits of `value` (1 for 0).
+@inline(__always)
+func decimalDigits(_ value: UInt64) -> Int {
+    var digits = 1, bound: UInt64 = 10
+    while value >= bound {
         digits += 1
-        rest /= 10
+        guard digits < 20 else { break }  // 10^20 is past UInt64
+        bound &*= 10
     }
-    digits = max(digits, width)
-    var v = value
-    for i in stride(from: start + digits - 1, through: start, by: -1) {
-        out[i] = 0x30 + UInt8(v % 10)
-        v /= 10
-    }
-    return start + digits
+    return digits
+}
+
+/// "00" to "99": the two digits of `n` at `2 n`.
+private var digitPairs: StaticString {
+    "00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899"
 }

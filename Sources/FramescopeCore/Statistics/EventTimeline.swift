@@ -26,10 +26,19 @@ public struct EventTimeline: Sendable, Equatable {
 
     /// Buckets up to the last one with an event, per kind.
     public func series(_ kind: Kind) -> [Int] {
+        (0..<bucketsInUse).map { count(kind, inBucket: $0) }
+    }
+
+    /// Buckets up to the last one with an event of any kind.
+    public var bucketsInUse: Int {
         let stride = Kind.allCases.count
         var last = counts.count / stride - 1
         while last >= 0 && (0..<stride).allSatisfy({ counts[last * stride + $0] == 0 }) { last -= 1 }
-        return last < 0 ? [] : (0...last).map { Int(counts[$0 * stride + kind.rawValue]) }
+        return last + 1
+    }
+
+    public func count(_ kind: Kind, inBucket bucket: Int) -> Int {
+        Int(counts[bucket * Kind.allCases.count + kind.rawValue])
     }
 
     mutating func add(_ kind: Kind, at time: Timestamp) {
