@@ -1,4 +1,5 @@
 @testable import FramescopeCore
+import FramescopeSynthetic
 import Testing
 
 @Suite struct EventTimelineTests {
@@ -33,5 +34,39 @@ import Testing
         t.add(.partial, at: at(10))
         t.add(.partial, at: at(3))  // capture timestamps can go backwards
         #expect(t.series(.partial) == [2])
+    }
+
+    /// Buckets are kept up to the last one used: on random event streams the series are what 32
+    /// fixed buckets, widened by merging neighbours, give.
+    @Test func keepingOnlyTheBucketsUsedChangesNoSeries() {
+        var random = SplitMix64(seed: 7)
+        for _ in 0..<500 {
+            var t = EventTimeline()
+            var dense = [[Int]](repeating: [Int](repeating: 0, count: EventTimeline.bucketCount), count: 3)
+            var shift: Int64 = 20, origin: Int64?
+            for _ in 0..<Int(random.next() % 40) + 1 {
+                let kind = EventTimeline.Kind(rawValue: Int(random.next() % 3))!
+                // Mostly within a few buckets, sometimes seconds or hours later, sometimes earlier.
+                let span: Int64 = [1 << 22, 1 << 26, 1 << 34, 1 << 42][Int(random.next() % 4)]
+                let time = 5_000_000_000 + Int64(random.next() % UInt64(span)) - (random.next() % 8 == 0 ? 1 << 21 : 0)
+                t.add(kind, at: Timestamp(nanoseconds: time))
+                if origin == nil { origin = time }
+                let elapsed = max(0, time - origin!)
+                while elapsed >> shift >= Int64(EventTimeline.bucketCount) {
+                    for k in 0..<3 {
+                        dense[k] = (0..<EventTimeline.bucketCount).map { b in
+                            b < EventTimeline.bucketCount / 2 ? dense[k][2 * b] + dense[k][2 * b + 1] : 0
+                        }
+                    }
+                    shift += 1
+                }
+                dense[kind.rawValue][Int(elapsed >> shift)] += 1
+            }
+            let last = (0..<EventTimeline.bucketCount).last { b in (0..<3).contains { dense[$0][b] > 0 } }!
+            #expect(t.bucketNanoseconds == 1 << shift)
+            for kind in EventTimeline.Kind.allCases {
+                #expect(t.series(kind) == Array(dense[kind.rawValue][0...last]))
+            }
+        }
     }
 }

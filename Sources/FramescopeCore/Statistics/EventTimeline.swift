@@ -17,7 +17,8 @@ public struct EventTimeline: Sendable, Equatable {
     public private(set) var origin = Timestamp.zero
     private var shift = Self.initialShift
     public var bucketNanoseconds: Int64 { 1 << shift }
-    /// `Kind.allCases.count` counters per bucket; empty until the first event.
+    /// `Kind.allCases.count` counters per bucket, up to the last bucket used; empty until the
+    /// first event.
     private var counts: [UInt32] = []
 
     public init() {}
@@ -42,23 +43,28 @@ public struct EventTimeline: Sendable, Equatable {
     }
 
     mutating func add(_ kind: Kind, at time: Timestamp) {
-        if counts.isEmpty {
-            origin = time
-            counts = [UInt32](repeating: 0, count: Self.bucketCount * Kind.allCases.count)
-        }
+        let stride = Kind.allCases.count
+        if counts.isEmpty { origin = time }
         let elapsed = max(0, time.nanoseconds - origin.nanoseconds)
         while elapsed >> shift >= Int64(Self.bucketCount) { doubleWidth() }
-        counts[Int(elapsed >> shift) * Kind.allCases.count + kind.rawValue] &+= 1
+        let bucket = Int(elapsed >> shift)
+        // Buckets up to the last one used: a direction whose events fall in its first
+        // millisecond holds one, not 32 (50,000 connections carried 384 bytes each).
+        if (bucket + 1) * stride > counts.count { counts.append(contentsOf: repeatElement(0, count: (bucket + 1) * stride - counts.count)) }
+        counts[bucket * stride + kind.rawValue] &+= 1
     }
 
+    /// Neighbouring buckets merge: bucket `b` becomes old `2b` and `2b + 1`.
     private mutating func doubleWidth() {
         let stride = Kind.allCases.count
-        for bucket in 0..<Self.bucketCount {
+        let used = counts.count / stride, merged = (used + 1) / 2
+        for bucket in 0..<merged {
             for k in 0..<stride {
-                counts[bucket * stride + k] = bucket < Self.bucketCount / 2
-                    ? counts[2 * bucket * stride + k] &+ counts[(2 * bucket + 1) * stride + k] : 0
+                let second = 2 * bucket + 1 < used ? counts[(2 * bucket + 1) * stride + k] : 0
+                counts[bucket * stride + k] = counts[2 * bucket * stride + k] &+ second
             }
         }
+        counts.removeLast((used - merged) * stride)
         shift += 1
     }
 }
