@@ -100,6 +100,9 @@ extension FramingCandidate {
         return out
     }
 
+    /// `presets()`, parsed once: every port inferred judges them.
+    static let presetCandidates = presets()
+
     /// The presets, each also as its plain SPEC a bit cheaper (a custom protocol with a 2-byte
     /// length is not named DNS): they win where what only they say (a preamble, PostgreSQL's
     /// startup, a body magic, header-only values) frames better.

@@ -112,12 +112,13 @@ public enum FramingInference {
     }
 
     public static func infer(_ samples: [Sample], port: UInt16, minimumEvidence: Double = RecoveryBudget.defaultThreshold) -> PortInference {
-        infer(samples, port: port, minimumEvidence: minimumEvidence, lengthFields: FramingCandidate.lengthFields())
+        infer(samples, port: port, minimumEvidence: minimumEvidence, lengthFields: FramingCandidate.lengthFields(), presets: FramingCandidate.presetCandidates)
     }
 
-    /// With `lengthFields` in place of the vocabulary's 40,000 (the fuzz target tries a slice: all
-    /// of them cost 50 ms an input, which kept it at ten inputs a second).
-    static func infer(_ samples: [Sample], port: UInt16, minimumEvidence: Double, lengthFields: [FramingCandidate]) -> PortInference {
+    /// With `lengthFields` and `presets` in place of the vocabulary's 40,000 and 39 (the fuzz
+    /// target tries a slice of each: all of them cost 50 ms an input, which kept it at ten inputs
+    /// a second, and the presets, always judged in full, were most of what remained).
+    static func infer(_ samples: [Sample], port: UInt16, minimumEvidence: Double, lengthFields: [FramingCandidate], presets: [FramingCandidate]) -> PortInference {
         let samples = samples.filter { !$0.bytes.isEmpty }
         var result = PortInference(
             port: port, streams: samples.count, midStreamStreams: samples.filter(\.midStream).count, bytes: samples.reduce(0) { $0 + $1.bytes.count },
@@ -127,7 +128,7 @@ public enum FramingInference {
             return result
         }
         var judge = Judge(samples)
-        let ranked = judge.rank(lengthFields + FramingCandidate.presets() + FramingCandidate.delimiters(samples, model: judge.model))
+        let ranked = judge.rank(lengthFields + presets + FramingCandidate.delimiters(samples, model: judge.model))
         result.candidates = Array(ranked.prefix(5))
         guard let best = ranked.first else {
             result.reason = "every framing of the vocabulary breaks on these streams"
