@@ -106,6 +106,7 @@ public struct JSONWriter {
     }
 
     /// A literal key: plain ASCII, so it is copied without an escape scan.
+    @inline(__always)
     public mutating func key(_ key: StaticString) {
         let count = key.utf8CodeUnitCount
         guard key.hasPointerRepresentation, count + 5 <= OutputBuffer.capacity else { return self.key(key.description) }
