@@ -215,7 +215,9 @@ func hex(_ bytes: [UInt8]) -> String {
 
 extension ConnectionAnalysis {
     /// `syn`, or `mid-stream` for a connection picked up without its handshake.
-    var startName: String { summary.synSeen ? "syn" : "mid-stream" }
+    var startName: String { startLiteral.description }
+    /// How the connection started, as a literal the JSON writer copies without a scan.
+    var startLiteral: StaticString { summary.synSeen ? "syn" : "mid-stream" }
 
     /// A direction's messages by type name (`typeLabel`), when the dissector reads a type.
     func messageTypes(_ analysis: DirectionAnalysis, _ direction: Direction) -> [String: Int]? {

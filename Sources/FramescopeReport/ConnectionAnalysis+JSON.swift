@@ -20,14 +20,14 @@ extension ConnectionAnalysis {
                     w.member { w in writeDirection(.serverToClient, figures.serverToClient, from: server, to: client, check: check, to: &w) }
                 }
                 w.field("dissector", spec?.name)
-                w.field("end", summary.end.rawValue)
+                w.field("end", literal: summary.end.literal)
                 w.field("firstFrame", info.firstFrame)
                 w.field("firstTime", info.firstSeen)
                 w.field("id", info.id.rawValue)
                 if let rtt = summary.initialRTTNanoseconds { w.field("initialRTT", units: rtt, scale: 9) }
                 w.field("lastTime", summary.lastSeen)
                 w.field("server", server)
-                w.field("start", startName)
+                w.field("start", literal: startLiteral)
             }
         }
     }
@@ -163,6 +163,18 @@ extension ConnectionAnalysis {
             pairs("segmentsPerMessage", a.segmentsPerMessage)
             if a.stopped { w.field("stopped", true) }
             counter("undissectedBytes", a.undissectedBytes)
+        }
+    }
+}
+
+extension ConnectionEnd {
+    /// `rawValue`, as a literal the JSON writer copies without a scan.
+    var literal: StaticString {
+        switch self {
+        case .fin: "fin"
+        case .halfClosed: "half-closed"
+        case .rst: "rst"
+        case .open: "open"
         }
     }
 }

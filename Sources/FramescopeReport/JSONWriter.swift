@@ -283,6 +283,15 @@ public struct JSONWriter {
         string(value)
     }
 
+    /// A literal value that needs no escaping (a name from a fixed set), without the escape scan
+    /// a `String` gets.
+    public mutating func field(_ key: StaticString, literal value: StaticString) {
+        self.key(key)
+        put(0x22)
+        append(value)
+        put(0x22)
+    }
+
     public mutating func field(_ key: StaticString, _ value: String?) {
         self.key(key)
         if let value { string(value) } else { null() }

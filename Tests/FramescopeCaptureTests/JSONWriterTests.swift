@@ -1,5 +1,6 @@
 import Foundation
-import FramescopeReport
+import FramescopeCore
+@testable import FramescopeReport
 import Testing
 
 /// The JSON writer's digit-by-digit forms against what they stand in for.
@@ -17,6 +18,14 @@ import Testing
         body(&w)
         w.flush()
         return try String(contentsOfFile: path, encoding: .utf8)
+    }
+
+    /// A connection's end is written from a literal: the same text as its raw value.
+    @Test func connectionEndLiteralsAreTheirRawValues() throws {
+        for end in [ConnectionEnd.fin, .halfClosed, .rst, .open] {
+            #expect(end.literal.description == end.rawValue)
+            #expect(try written { $0.object { $0.field("end", literal: end.literal) } } == "{\"end\":\"\(end.rawValue)\"}")
+        }
     }
 
     /// `decimal(units, scale:)` writes exactly what `double(Double(units) / 10^scale)` writes, in
