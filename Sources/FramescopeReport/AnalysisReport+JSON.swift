@@ -32,7 +32,7 @@ extension AnalysisReport {
                 w.key("byServerPort")
                 w.object { w in
                     for (port, spec) in dissectors.byServerPort.sorted(by: { $0.key < $1.key }) {
-                        w.key(port)
+                        w.key(named: port)
                         w.string(spec)
                     }
                 }
@@ -130,7 +130,7 @@ extension AnalysisReport.Figures {
                 w.key("assemblyLatencyByType")
                 w.object { w in
                     for (name, t) in assemblyLatencyByType.sorted(by: { $0.key < $1.key }) {
-                        w.key(name)
+                        w.key(named: name)
                         w.object { w in
                             w.field("max", t.latency.max)
                             w.field("messages", t.messages)

@@ -34,7 +34,7 @@ extension AnalysisReport {
                 w.key("byType")
                 w.object { w in
                     for entry in byType.sorted(by: { $0.type < $1.type }) {
-                        w.key(entry.type)
+                        w.key(named: entry.type)
                         w.object { w in
                             w.field("max", entry.seconds.max)
                             w.field("min", entry.seconds.min)

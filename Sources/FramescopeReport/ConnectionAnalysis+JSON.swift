@@ -61,7 +61,7 @@ extension ConnectionAnalysis {
         w.key(key)
         w.object { w in
             for cause in causesByName where causes[cause] > 0 {
-                w.key(cause.description)
+                w.key(named: cause.description)
                 w.int(causes[cause])
             }
         }

@@ -95,8 +95,10 @@ public struct JSONWriter {
         close(0x5D)
     }
 
-    /// Starts the member `key` of the current object; the value follows.
-    public mutating func key(_ key: String) {
+    /// Starts the member `key` of the current object; the value follows. For keys made at run
+    /// time; a literal goes to `key(_: StaticString)` (with both named `key(_:)`, a literal chose
+    /// this one, the default literal type: 270 instructions a key instead of 60).
+    public mutating func key(named key: String) {
         #if DEBUG
         checkOrder(key)
         #endif
@@ -109,7 +111,7 @@ public struct JSONWriter {
     @inline(__always)
     public mutating func key(_ key: StaticString) {
         let count = key.utf8CodeUnitCount
-        guard key.hasPointerRepresentation, count + 5 <= OutputBuffer.capacity else { return self.key(key.description) }
+        guard key.hasPointerRepresentation, count + 5 <= OutputBuffer.capacity else { return self.key(named: key.description) }
         #if DEBUG
         checkOrder(key.description)  // (in debug builds only: building the String costs more than the key)
         #endif
@@ -342,7 +344,7 @@ public struct JSONWriter {
         self.key(key)
         object { w in
             for (k, v) in counts.sorted(by: { $0.key < $1.key }) {
-                w.key(k)
+                w.key(named: k)
                 w.int(v)
             }
         }
