@@ -18,6 +18,12 @@ import Testing
         #expect(Endpoint(address: IPAddress(ipv4: 0xFFFF_FFFF), port: 65535).description == "255.255.255.255:65535")
         #expect(Endpoint(address: IPAddress(ipv4: 0), port: 0).description == "0.0.0.0:0")
         #expect(Endpoint(address: IPAddress(high: 0, low: 1), port: 80).description == "[::1]:80")
+        // Every octet value in every place (one, two and three digits), ports of every width.
+        for b in 0...255 {
+            let (c, d) = (255 - b, (b * 7) % 256)
+            let endpoint = Endpoint(address: IPAddress(ipv4: UInt32(b) << 24 | UInt32(c) << 16 | UInt32(d) << 8 | UInt32(b)), port: UInt16(b * 257))
+            #expect(endpoint.description == "\(b).\(c).\(d).\(b):\(b * 257)")
+        }
     }
 
     @Test func zeroPaddingToAWidth() {

@@ -43,6 +43,27 @@ func decimalDigits(_ value: UInt64) -> Int {
     return digits
 }
 
+/// A byte (an IPv4 address's octet) in decimal at `start`; returns the index after it.
+@inline(__always)
+func writeOctet(_ value: UInt8, into out: UnsafeMutableBufferPointer<UInt8>, at start: Int) -> Int {
+    let pairs = digitPairs.utf8Start
+    if value >= 100 {
+        let r = Int(value % 100) &* 2
+        out[start] = 0x30 &+ value / 100
+        out[start + 1] = pairs[r]
+        out[start + 2] = pairs[r + 1]
+        return start + 3
+    }
+    if value >= 10 {
+        let r = Int(value) &* 2
+        out[start] = pairs[r]
+        out[start + 1] = pairs[r + 1]
+        return start + 2
+    }
+    out[start] = 0x30 &+ value
+    return start + 1
+}
+
 /// "00" to "99": the two digits of `n` at `2 n`.
 private var digitPairs: StaticString {
     "00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899"

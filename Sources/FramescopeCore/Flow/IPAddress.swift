@@ -101,11 +101,14 @@ public struct Endpoint: Hashable, Comparable, Sendable, CustomStringConvertible 
             return writeDecimal(UInt64(port), into: out, at: n)
         }
         let v = address.ipv4
-        for shift in [24, 16, 8, 0] as [UInt32] {
-            n = writeDecimal(UInt64((v >> shift) & 0xFF), into: out, at: n)
-            out[n] = shift == 0 ? 0x3A : 0x2E  // ':' after the last byte, else '.'
-            n += 1
-        }
-        return writeDecimal(UInt64(port), into: out, at: n)
+        n = writeOctet(UInt8(truncatingIfNeeded: v >> 24), into: out, at: n)
+        out[n] = 0x2E  // '.'
+        n = writeOctet(UInt8(truncatingIfNeeded: v >> 16), into: out, at: n + 1)
+        out[n] = 0x2E
+        n = writeOctet(UInt8(truncatingIfNeeded: v >> 8), into: out, at: n + 1)
+        out[n] = 0x2E
+        n = writeOctet(UInt8(truncatingIfNeeded: v), into: out, at: n + 1)
+        out[n] = 0x3A  // ':'
+        return writeDecimal(UInt64(port), into: out, at: n + 1)
     }
 }
