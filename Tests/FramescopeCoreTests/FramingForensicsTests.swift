@@ -1,3 +1,4 @@
+import FramescopeSynthetic
 import Testing
 
 @testable import FramescopeCore
@@ -91,6 +92,28 @@ import Testing
                 let starts = stride(from: 0, to: bytes.count, by: 512).map { $0 }
                 #expect(SpecVariations.suggest(Self.lengthField(spec), sample: bytes, segmentStarts: starts, whole: true) == nil, "\(spec)")
             }
+        }
+    }
+
+    /// A delimiter's SPEC text parses back to the same bytes: printable ones as text, `0x`/`0X`
+    /// starts (which read as hex), escapes and control bytes as hex; and every 1–4 byte delimiter
+    /// of random printable and other bytes. (The fuzzer found inference naming `delimiter:0X}}`.)
+    @Test func delimiterSpecTextRoundTrips() throws {
+        var delimiters: [[UInt8]] = [[0x30, 0x58, 0x7D, 0x7D], [0x30, 0x78, 0x41], [0x30, 0x58], [0x7C], [0x3B, 0x3B], [0x5C, 0x6E], [0x2C], [0x3D, 0x3D], [0x0D], [0xFF, 0x00]]
+        var random = SplitMix64(seed: 3)
+        for _ in 0..<20_000 {
+            let alphabet: [UInt8] = [0x30, 0x58, 0x78, 0x5C, 0x2C, 0x3D, 0x3A, 0x40, 0x20, 0x7E, 0x00, 0x0A, 0xFF]
+            delimiters.append((0...Int(random.next() % 4)).map { _ in
+                random.next() % 2 == 0 ? alphabet[Int(random.next() % UInt64(alphabet.count))] : UInt8(truncatingIfNeeded: random.next())
+            })
+        }
+        for delimiter in delimiters {
+            let text = DelimiterDissector.specText(delimiter)
+            guard case .delimiter(let back) = try DissectorSpec(parsing: text).kind else {
+                Issue.record("\(text) is not a delimiter")
+                continue
+            }
+            #expect((0..<back.delimiter.count).map { back.delimiter[$0] } == delimiter, "\(delimiter) → \(text)")
         }
     }
 

@@ -246,15 +246,20 @@ extension FramingCandidate {
 }
 
 extension DelimiterDissector {
-    /// The SPEC text of a delimiter: `delimiter` for CRLF, `lines` for LF, escapes or hex otherwise.
+    /// The SPEC text of a delimiter: `delimiter` for CRLF, `lines` for LF, the bytes as text when
+    /// they read back as themselves, hex otherwise. (Text that starts with `0X` reads as hex: the
+    /// fuzzer found inference naming `delimiter:0X}}`, which does not parse.)
     static func specText(_ delimiter: [UInt8]) -> String {
         switch delimiter {
         case [0x0D, 0x0A]: return "delimiter"
         case [0x0A]: return "lines"
         case [0x00]: return "delimiter:\\0"
         default:
-            if delimiter.allSatisfy({ (0x21...0x7E).contains($0) && $0 != 0x5C && $0 != 0x2C && $0 != 0x3D }) && !delimiter.starts(with: [0x30, 0x78]) {
-                return "delimiter:" + String(decoding: delimiter, as: UTF8.self)
+            let text = String(decoding: delimiter, as: UTF8.self)
+            if delimiter.allSatisfy({ (0x21...0x7E).contains($0) && $0 != 0x5C && $0 != 0x2C && $0 != 0x3D }),
+                (try? DissectorSpec.delimiterBytes(text, spec: text)) == delimiter
+            {
+                return "delimiter:" + text
             }
             return "delimiter:0x" + hexDigits(delimiter)
         }
