@@ -39,8 +39,15 @@ public final class ConnectionAnalysis: Sendable {
     init(summary: ConnectionSummary, spec: DissectorSpec?, directions: PerDirection<DirectionAnalysis>?) {
         self.summary = summary
         self.spec = spec
-        isDissected = directions != nil
-        figures = directions ?? PerDirection { _ in DirectionAnalysis() }
+        // `if let`, not `??`: the generic `??` copied both directions' figures through value
+        // witnesses (350 instructions each).
+        if let directions {
+            isDissected = true
+            figures = directions
+        } else {
+            isDissected = false
+            figures = PerDirection(clientToServer: DirectionAnalysis(), serverToClient: DirectionAnalysis())
+        }
     }
 
     /// Whether a direction ended with malformed headers or a message open: where a SPEC next
@@ -326,12 +333,14 @@ public struct Analyzer: StreamSink {
 
     /// A dissected connection that carried no byte: what its untouched analyzers would report.
     private static func analysis(_ summary: ConnectionSummary, untouched plan: FramingPlan) -> ConnectionAnalysis {
-        let directions = PerDirection { direction -> DirectionAnalysis in
+        func untouched(_ statistics: borrowing DirectionStatistics) -> DirectionAnalysis {
             var analysis = DirectionAnalysis()
-            analysis.segments = summary[direction].segments
-            analysis.segmentsOverMSS = summary[direction].segmentsOverMSS
+            analysis.segments = statistics.segments
+            analysis.segmentsOverMSS = statistics.segmentsOverMSS
             return analysis
         }
+        let directions = PerDirection(
+            clientToServer: untouched(summary.directions.clientToServer), serverToClient: untouched(summary.directions.serverToClient))
         return ConnectionAnalysis(summary: summary, spec: plan.spec, directions: directions)
     }
 
