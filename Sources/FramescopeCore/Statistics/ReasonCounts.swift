@@ -43,7 +43,7 @@ public struct ReasonCounts<Reason: CountedReason>: Sendable, Equatable {
     public init() {}
 
     mutating func add(_ reason: Reason) {
-        if counts.isEmpty { counts = [Int](repeating: 0, count: Reason.allCases.count) }
+        if counts.isEmpty { counts.append(contentsOf: repeatElement(0, count: Reason.allCases.count)) }  // (as in ValueCounts)
         counts[reason.ordinal] += 1
     }
 
