@@ -7,10 +7,13 @@ struct ConflictWindow {
     private var held = 0
 
     init(capacity: Int) {
-        // Appended, not `[UInt8](repeating:count:)`: that initializer ran unspecialized here, with a
-        // runtime metadata lookup per window (770 instructions, once per direction with data).
-        storage = []
-        storage.append(contentsOf: repeatElement(0, count: capacity))
+        // Not `[UInt8](repeating:count:)`: that initializer ran unspecialized here, with a runtime
+        // metadata lookup per window (770 instructions, once per direction with data); appending
+        // zeros went byte by byte.
+        storage = Array(unsafeUninitializedCapacity: capacity) { buffer, count in
+            buffer.initialize(repeating: 0)
+            count = capacity
+        }
     }
 
     var capacity: Int { storage.count }
