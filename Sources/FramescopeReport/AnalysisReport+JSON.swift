@@ -196,21 +196,6 @@ extension AnalysisReport.Figures {
     }
 }
 
-extension AnalysisReport.Timeline {
-    func write(to w: inout JSONWriter) {
-        w.object { w in
-            w.field("bucketSeconds", bucketSeconds)
-            w.key("malformed")
-            w.array(malformed) { w, v in w.int(v) }
-            w.key("merged")
-            w.array(merged) { w, v in w.int(v) }
-            w.field("origin", origin)
-            w.key("partial")
-            w.array(partial) { w, v in w.int(v) }
-        }
-    }
-}
-
 extension AnalysisReport.Distribution {
     func write(to w: inout JSONWriter) {
         w.object { w in

@@ -67,7 +67,8 @@ extension ConnectionAnalysis {
         }
     }
 
-    /// `AnalysisReport.Timeline(t).write(to:)`, without its three arrays and the bucket width's
+    /// A direction's timeline, the fields of `AnalysisReport.Timeline` (what the human formats
+    /// draw), written straight from its counts: no arrays, and the bucket width without
     /// `Double.description`.
     private static func write(_ t: EventTimeline, to w: inout JSONWriter) {
         let buckets = t.bucketsInUse
