@@ -113,7 +113,7 @@ import Testing
                 Issue.record("\(text) is not a delimiter")
                 continue
             }
-            #expect((0..<back.delimiter.count).map { back.delimiter[$0] } == delimiter, "\(delimiter) → \(text)")
+            #expect(back.delimiter.array == delimiter, "\(delimiter) → \(text)")
         }
     }
 
