@@ -17,6 +17,11 @@ extension AnalysisReport {
         self.analyses = analyses
         self.listing = listing
         protobufCheck = analyzer.protobuf
+        protobuf = analyzer.protobuf.map { check in
+            Protobuf(
+                mode: check.schema == nil ? "wire" : "schema", message: check.schema?.rootName, countBy: check.schema?.countBy?.name,
+                scope: check.scope == .varintDelimited ? "varint" : "length-framed")
+        }
         totals = Self.totals(analyzer: analyzer)
         let listed = listing.map { $0.scope == .all ? analyzer.finished.count : $0.scope == .worst ? analyses.count : 0 } ?? analyses.count
         totals.foldedConnections = totals.connections - listed
@@ -29,10 +34,14 @@ extension AnalysisReport {
             labels[id] = made
             return made
         }
-        events = analyzer.context.evidence.events.map { Event($0, labels: label($0.connection)) }
+        // By connection, each one's in the order found: the order of merged shards' reports too.
+        events = analyzer.context.evidence.events.enumerated().sorted { ($0.element.connection, $0.offset) < ($1.element.connection, $1.offset) }
+            .map { Event($0.element, labels: label($0.element.connection)) }
         eventsTotal = analyzer.context.evidence.total
         examples = analyzer.context.evidence.examples.map { Example($0, labels: label($0.connection)) }
-        warnings = Self.warnings(analyzer: analyzer, limits: flows.limits, inputs: flows.inputs, packets: flows.packets)
+        let sketches = Sketches(analyzer: analyzer, tcp: tcp, responseTimes: responseTimes)
+        self.sketches = sketches
+        warnings = Self.warnings(sketches, totals: totals, limits: flows.limits, inputs: flows.inputs, packets: flows.packets)
         if let first = analyzer.finished.firstSeen, let last = analyzer.finished.lastSeen { span = (first, last) }
     }
 
@@ -89,7 +98,9 @@ extension AnalysisReport {
         }
     }
 
-    private static func warnings(analyzer: Analyzer, limits: FlowsReport.Limits, inputs: [FlowsReport.Input], packets: FlowsReport.Packets) -> [String] {
+    /// What the reader should know before the figures, from what they were computed from (the
+    /// same for a report merged from shards).
+    static func warnings(_ sketches: Sketches, totals: Totals, limits: FlowsReport.Limits, inputs: [FlowsReport.Input], packets: FlowsReport.Packets) -> [String] {
         var out: [String] = []
         for input in inputs where input.error != nil { out.append("input broken: \(input.error!)") }
         if packets.cutBySnaplen > 0 {
@@ -98,8 +109,7 @@ extension AnalysisReport {
                     + "(\(counted(packets.bytesCutBySnaplen, "payload byte")) not captured): those bytes are gaps, and the messages they "
                     + "fall in are damaged rather than framed; capture whole packets (tcpdump -s 0) to see them")
         }
-        let over = analyzer.finished.segmentsOverMSS, mss = analyzer.context.recutMSS
-        let recut = analyzer.finished.directions.clientToServer.recutSegments + analyzer.finished.directions.serverToClient.recutSegments
+        let (over, mss, recut) = (sketches.segmentsOverMSS, sketches.recutMSS, sketches.recutSegments)
         if mss > 0 {
             out.append(
                 "--mss \(mss): segments longer than \(counted(mss, "byte")) were framed as the wire carried them, which made "
@@ -113,10 +123,10 @@ extension AnalysisReport {
         if limits.bufferLimitGaps + limits.connectionLimitEvictions > 0 {
             out.append("memory limits were reached (\(counted(limits.bufferLimitGaps, "hole")) skipped early, \(counted(limits.connectionLimitEvictions, "connection")) finalized early): figures are degraded there")
         }
-        if analyzer.context.recoveryBudget.exhausted > 0 {
-            out.append("\(counted(analyzer.context.recoveryBudget.exhausted, "direction")) gave up resynchronising because all resync windows together reached their limit")
+        if sketches.recoveryExhausted > 0 {
+            out.append("\(counted(sketches.recoveryExhausted, "direction")) gave up resynchronising because all resync windows together reached their limit")
         }
-        if analyzer.finished.count > 0 && analyzer.finished.dissected == 0 {
+        if totals.connections > 0 && totals.dissectedConnections == 0 {
             out.append("no connection matched a dissector: give --dissector SPEC, or PORT=SPEC for the server port")
         }
         return out

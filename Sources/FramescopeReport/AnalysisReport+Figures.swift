@@ -271,10 +271,19 @@ extension AnalysisReport.AsCaptured {
 /// Assembly latencies by type value as by name, the histograms of values sharing a name merged.
 func typeLatencies(_ latencies: LatencyByType, spec: DissectorSpec, _ direction: Direction) -> [String: AnalysisReport.TypeLatency]? {
     guard spec.hasTypeField else { return nil }
+    return typeLatencies(typeLatencyHistograms(latencies, spec: spec, direction))
+}
+
+/// The histograms by type name.
+func typeLatencyHistograms(_ latencies: LatencyByType, spec: DissectorSpec, _ direction: Direction) -> [String: QuantileHistogram] {
     let names = spec.typeNames(fromClient: direction == .clientToServer)
     var byName: [String: QuantileHistogram] = [:]
     for (value, histogram) in latencies.byType { byName[typeLabel(value, names: names), default: QuantileHistogram(bits: histogram.bits)].merge(histogram) }
-    return byName.mapValues { AnalysisReport.TypeLatency(messages: $0.count, latency: .init(microseconds: $0)) }
+    return byName
+}
+
+func typeLatencies(_ byName: [String: QuantileHistogram]) -> [String: AnalysisReport.TypeLatency] {
+    byName.mapValues { AnalysisReport.TypeLatency(messages: $0.count, latency: .init(microseconds: $0)) }
 }
 
 extension AnalysisReport.Figures {

@@ -22,10 +22,14 @@ extension AnalysisReport {
                 }
             }
             w.key("connections")
-            switch listing?.scope {
-            case .all?: w.array { w in listing!.writeAll(to: &w) }
-            case .nothing?: w.array { _ in }
-            case .worst?, nil: w.array(analyses) { w, a in a.writeJSON(to: &w, protobuf: protobufCheck) }
+            if let mergedConnections {
+                w.array { w in mergedConnections.write(to: &w) }
+            } else {
+                switch listing?.scope {
+                case .all?: w.array { w in listing!.writeAll(to: &w) }
+                case .nothing?: w.array { _ in }
+                case .worst?, nil: w.array(analyses) { w, a in a.writeJSON(to: &w, protobuf: protobufCheck) }
+                }
             }
             w.key("dissectors")
             w.object { w in
@@ -68,6 +72,10 @@ extension AnalysisReport {
                 responseTimes.write(to: &w)
             }
             w.field("schema", schema)
+            if let sketches {
+                w.key("sketches")
+                sketches.write(to: &w)
+            }
             w.key("specSuggestions")
             w.array(specSuggestions) { w, s in
                 w.object { w in

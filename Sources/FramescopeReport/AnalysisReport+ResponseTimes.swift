@@ -13,10 +13,10 @@ extension AnalysisReport {
         public var abandoned: Int
         /// Per request type (its name, or "all" without a type field), most requests first.
         public var byType: [(type: String, requests: Int, seconds: Distribution)]
+        /// The times (µs) by type name: what `byType` is computed from (the report's `sketches`).
+        var histograms: [String: QuantileHistogram]
 
         init(_ t: ResponseTimes, choice: DissectorChoice) {
-            requestResponse = t.looksLikeRequestResponse
-            (paired, unpaired, unanswered, abandoned) = (t.paired, t.unpaired, t.unanswered, t.abandoned)
             let names = choice.onlySpec?.typeNames(fromClient: true) ?? [:]
             // By label: values that share a name (MQTT's flags) share a line.
             var byLabel: [String: QuantileHistogram] = [:]
@@ -24,6 +24,13 @@ extension AnalysisReport {
                 let label = value == ResponseTimes.untyped ? "all" : typeLabel(value, names: names)
                 if byLabel[label] == nil { byLabel[label] = h } else { byLabel[label]!.merge(h) }
             }
+            self.init(requestResponse: t.looksLikeRequestResponse, paired: t.paired, unpaired: t.unpaired, unanswered: t.unanswered, abandoned: t.abandoned, byLabel: byLabel)
+        }
+
+        /// From the counts and the times by type name.
+        init(requestResponse: Bool, paired: Int, unpaired: Int, unanswered: Int, abandoned: Int, byLabel: [String: QuantileHistogram]) {
+            (self.requestResponse, self.paired, self.unpaired, self.unanswered, self.abandoned) = (requestResponse, paired, unpaired, unanswered, abandoned)
+            histograms = byLabel
             byType = byLabel.map { label, h in (label, h.count, Distribution(microseconds: h)) }
                 .sorted { ($0.requests, $1.type) > ($1.requests, $0.type) }
         }

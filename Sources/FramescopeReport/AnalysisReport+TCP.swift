@@ -12,8 +12,13 @@ extension AnalysisReport {
         public var serverToClient: TCPDirection
         /// Stream bytes the capture missed, in both directions (gaps).
         public var gapBytes: Int64
+        /// What the round trips' distributions come from (the report's `sketches`).
+        var initialRTTHistogram: QuantileHistogram
+        var ackRTTHistograms: PerDirection<QuantileHistogram>
 
         public init(_ context: ReassemblyContext) {
+            initialRTTHistogram = context.initialRTT
+            ackRTTHistograms = context.ackRTT
             initialRTT = Distribution(microseconds: context.initialRTT)
             handshakes = context.initialRTT.count
             func direction(_ d: Direction) -> TCPDirection {

@@ -17,14 +17,10 @@ public struct AnalysisReport: Sendable {
         let check = protobufCheck
         return analyses.lazy.map { Connection($0, protobuf: check) }
     }
+    /// Every connection of reports merged from shards, as they listed them.
+    var mergedConnections: MergedConnections?
     /// What bodies were checked as; nil when they were not.
-    public var protobuf: Protobuf? {
-        protobufCheck.map { check in
-            Protobuf(
-                mode: check.schema == nil ? "wire" : "schema", message: check.schema?.rootName, countBy: check.schema?.countBy?.name,
-                scope: check.scope == .varintDelimited ? "varint" : "length-framed")
-        }
-    }
+    public var protobuf: Protobuf?
     let protobufCheck: ProtobufCheck?
     /// Evidence, in stream order per connection (the first 10,000).
     public var events: [Event]
@@ -45,6 +41,8 @@ public struct AnalysisReport: Sendable {
     public var inference: [FramingInference.PortInference] = []
     /// Live captures only: the interface and what the kernel dropped.
     public var capture: Capture?
+    /// The histograms and counts behind the figures, for `merge`.
+    public var sketches: Sketches?
 
     public struct Capture: Sendable {
         public var interface: String
@@ -86,7 +84,7 @@ public struct AnalysisReport: Sendable {
         }
     }
 
-    public struct Protobuf: Sendable {
+    public struct Protobuf: Sendable, Equatable {
         /// `wire` (well-formed protobuf wire data) or `schema` (parses as `message`).
         public var mode: String
         public var message: String?

@@ -15,5 +15,5 @@ struct Framescope: ParsableCommand {
             64 for bad usage.
             """,
         version: "0.1.0",
-        subcommands: [Analyze.self, Infer.self, Watch.self, Flows.self, Extract.self, Split.self, Synth.self, Export.self])
+        subcommands: [Analyze.self, Infer.self, Watch.self, Flows.self, Extract.self, Split.self, Merge.self, Synth.self, Export.self])
 }

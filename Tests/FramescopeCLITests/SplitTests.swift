@@ -64,14 +64,20 @@ import Testing
     /// Many connections picked up mid-stream, with junk and reconnects: the events and every
     /// connection's figures survive the split.
     @Test func aSynthCaptureOfManyConnectionsSplitsIntoAgreeingShards() throws {
+        let (capture, spec) = try Self.manyConnections(cli)
+        try expectShardsAgreeWithTheWholeRun(capture, shards: 5, analyze: ["--dissector", spec])
+    }
+
+    /// 400 connections picked up mid-stream, with junk and reconnects, and the SPEC that frames them.
+    static func manyConnections(_ cli: CLITests) throws -> (capture: String, spec: String) {
         let capture = scratchDirectory + "split-\(UUID().uuidString).pcap"
         let synth = try cli.run([
             "synth", "--size", "1500K", "--flows", "400", "--framing", "length", "--seed", "11", "--late-start",
             "--junk", "0.05", "--reconnect", "0.05", "-o", capture,
         ])
         #expect(synth.status == 0, "\(synth.stderr)")
-        let truth = try json(capture + ".truth.json")
-        try expectShardsAgreeWithTheWholeRun(capture, shards: 5, analyze: ["--dissector", truth["spec"] as! String])
+        let truth = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: capture + ".truth.json"))) as? [String: Any])
+        return (capture, try #require(truth["spec"] as? String))
     }
 
     /// A real capture of many TLS connections with losses.

@@ -184,6 +184,28 @@ public struct QuantileHistogram: Sendable, Equatable {
         }
     }
 
+    /// Values that were 0, and `(index, count)` of every other bucket in use: with `bits`,
+    /// `minimum` and `maximum`, the whole histogram (what a report keeps for `merge`).
+    public var sketch: (zeros: Int, buckets: [(index: Int, count: Int)]) {
+        (zeros, nonEmptyBuckets.map { ($0.index, Int($0.count)) })
+    }
+
+    /// The histogram a `sketch` describes; nil when it cannot be one (an index past the largest
+    /// value, a count past 2³²−1, a minimum above the maximum).
+    public init?(bits: Int, zeros: Int, buckets: [(index: Int, count: Int)], minimum: Int64, maximum: Int64) {
+        guard (1...10).contains(bits), zeros >= 0, minimum >= 0, minimum <= maximum || (zeros == 0 && buckets.isEmpty) else { return nil }
+        self.init(bits: bits)
+        self.zeros = zeros
+        count = zeros
+        let last = bucket(.max)
+        for (index, n) in buckets {
+            guard (0...last).contains(index), (1...Int(UInt32.max)).contains(n) else { return nil }
+            add(count: UInt32(n), toBucket: index)
+            count += n
+        }
+        if count > 0 { (self.minimum, self.maximum) = (minimum, maximum) }
+    }
+
     public static func == (a: QuantileHistogram, b: QuantileHistogram) -> Bool {
         (a.bits, a.zeros, a.count, a.minimum, a.maximum) == (b.bits, b.zeros, b.count, b.minimum, b.maximum)
             && a.nonEmptyBuckets.elementsEqual(b.nonEmptyBuckets) { $0 == $1 }

@@ -96,6 +96,11 @@ public struct ResponseTimes: Sendable {
 
     /// Most responses answered a request and most requests got one (nine in ten each way).
     public var looksLikeRequestResponse: Bool {
+        Self.looksLikeRequestResponse(paired: paired, unpaired: unpaired, unanswered: unanswered, abandoned: abandoned)
+    }
+
+    /// The same judgement from the counts alone (reports merged from shards).
+    public static func looksLikeRequestResponse(paired: Int, unpaired: Int, unanswered: Int, abandoned: Int) -> Bool {
         paired > 0 && unpaired * 10 <= paired + unpaired && (unanswered + abandoned) * 10 <= paired + unanswered + abandoned
     }
 }
