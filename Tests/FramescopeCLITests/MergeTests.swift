@@ -154,4 +154,23 @@ import Testing
             #expect(!FileManager.default.fileExists(atPath: out))
         }
     }
+    /// A report cut anywhere, or with a count past what a capture holds, is a clear error naming
+    /// the file and the place, never a crash.
+    @Test func brokenReportsAreErrorsNotCrashes() throws {
+        let directory = try folder()
+        let good = directory + "/good.json"
+        #expect(try cli.run(["analyze", CLITests.sample, "--dissector", "varint", "--format", "json", "-o", good]).status == 0)
+        let text = try Data(contentsOf: URL(fileURLWithPath: good))
+        var broken: [(Data, String)] = stride(from: 1, to: text.count, by: text.count / 23).map { (text.prefix($0), "byte") }
+        broken.append((Data(String(decoding: text, as: UTF8.self).replacingOccurrences(of: "\"eventsTotal\" : 0", with: "\"eventsTotal\" : 99999999999999999999").utf8), "eventsTotal"))
+        broken.append((Data(String(decoding: text, as: UTF8.self).replacingOccurrences(of: "\"zeros\":", with: "\"zeros\":-").utf8), "histogram"))
+        broken.append((text + Data("{}".utf8), "more after the document's end"))
+        broken.append((Data("{\"schema\":".utf8) + Data(repeating: 0x5B, count: 100_000), "nested deeper"))
+        for (index, (bytes, reason)) in broken.enumerated() {
+            let path = directory + "/broken-\(index).json"
+            try bytes.write(to: URL(fileURLWithPath: path))
+            let run = try cli.run(["merge", good, path])
+            #expect(run.status == 1 && run.stderr.contains(path) && run.stderr.contains(reason), "\(index): \(run.status) \(run.stderr)")
+        }
+    }
 }

@@ -128,8 +128,8 @@ extension AnalysisReport.Sketches {
     /// Read back from a report's `sketches`.
     init(json v: JSONNode, _ fail: (String) -> Error) throws {
         func histogram(_ v: JSONNode?, _ name: String) throws -> QuantileHistogram {
-            guard let v, let bits = v["bits"]?.int, let zeros = v["zeros"]?.int, let minimum = v["min"]?.int, let maximum = v["max"]?.int,
-                let pairs = v["buckets"]?.elements
+            guard let v, let bits = v["bits"]?.int, let zeros = v["zeros"]?.int, zeros <= ReportFields.largest, let minimum = v["min"]?.int,
+                let maximum = v["max"]?.int, let pairs = v["buckets"]?.elements
             else { throw fail("sketches.\(name) is not a histogram") }
             let buckets = try pairs.map { pair -> (index: Int, count: Int) in
                 guard let p = pair.elements, p.count == 2, let i = p[0].int, let n = p[1].int else { throw fail("sketches.\(name): a bucket is not [index, count]") }

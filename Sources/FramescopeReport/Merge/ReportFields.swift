@@ -22,10 +22,14 @@ struct ReportFields {
 
     func int(_ key: String) throws -> Int { Int(try int64(key)) }
 
+    /// A count, offset or length: 0…2^48 (281 TB), so that sums over `ReportMerge.maxReports`
+    /// reports cannot overflow.
     func int64(_ key: String) throws -> Int64 {
-        guard let n = value[key]?.int else { throw fail("\(path).\(key) is missing or not an integer") }
+        guard let n = value[key]?.int, (0...Self.largest).contains(n) else { throw fail("\(path).\(key) is missing or not an integer of 0…2^48") }
         return n
     }
+
+    static let largest: Int64 = 1 << 48
 
     /// A count a direction's figures leave out when it is 0.
     func sparseInt(_ key: String) throws -> Int { value[key] == nil ? 0 : try int(key) }

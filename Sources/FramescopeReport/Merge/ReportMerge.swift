@@ -6,6 +6,8 @@ import FramescopeCore
 /// capture); counts add up; distributions come from the shards' histograms (`sketches`), not
 /// their percentiles.
 public enum ReportMerge {
+    public static let maxReports = 4096
+
     public struct Failure: Error, CustomStringConvertible {
         public let description: String
     }
@@ -15,6 +17,7 @@ public enum ReportMerge {
     /// inferred framing, connections left out of the listing).
     public static func merge(_ paths: [String]) throws -> AnalysisReport {
         guard !paths.isEmpty else { throw Failure(description: "no report to merge") }
+        guard paths.count <= maxReports else { throw Failure(description: "at most \(maxReports) reports (split makes at most as many shards)") }
         let shards = try paths.map(Shard.init)
         let first = shards[0]
         for shard in shards.dropFirst() {
