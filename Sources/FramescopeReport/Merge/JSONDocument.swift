@@ -40,10 +40,11 @@ final class JSONDocument {
         return members
     }
 
-    /// An array of objects: each one's range and members (the values unread).
-    func objects(at start: Int) throws -> [(range: Range<Int>, members: [(key: String, range: Range<Int>)])] {
+    /// Calls `body` with each object of an array: its range and members (the values unread),
+    /// one at a time (a report lists a million connections).
+    func forEachObject(inArrayAt start: Int, _ body: (Range<Int>, [(key: String, range: Range<Int>)]) throws -> Void) throws {
         var scanner = JSONScanner(self, at: start)
-        return try scanner.objects()
+        try scanner.forEachObject(body)
     }
 
     /// The value at `start` as a tree.
@@ -206,16 +207,14 @@ private struct JSONScanner {
     }
 
     /// The objects of an array, each with its members' ranges, in one pass.
-    mutating func objects() throws -> [(range: Range<Int>, members: [(key: String, range: Range<Int>)])] {
+    mutating func forEachObject(_ body: (Range<Int>, [(key: String, range: Range<Int>)]) throws -> Void) throws {
         guard try peek() == 0x5B else { throw error("expected an array") }
-        var out: [(range: Range<Int>, members: [(key: String, range: Range<Int>)])] = []
         try container(close: 0x5D) { s in
             _ = try s.peek()
             let start = s.position
             let members = try s.members()
-            out.append((start..<s.position, members))
+            try body(start..<s.position, members)
         }
-        return out
     }
 
     mutating func value(depth: Int) throws -> JSONNode {

@@ -123,6 +123,15 @@ private struct Shard {
 
     func failure(_ message: String) -> ReportMerge.Failure { ReportMerge.Failure(description: "\(document.path): \(message)") }
 
+    /// The connections its events, examples and SPEC suggestions name.
+    func namedConnections() throws -> Set<Int> {
+        var ids = Set<Int>()
+        for key in ["events", "examples", "specSuggestions"] {
+            for (index, v) in try fields.array(key).enumerated() { ids.insert(try fields.element(v, index, of: key).int("connection")) }
+        }
+        return ids
+    }
+
     /// A top-level member's text as written, nil when absent (to compare reports' settings).
     func text(_ key: String) throws -> String? { rootRanges[key].map(document.text) }
 
@@ -138,7 +147,8 @@ struct MergedConnections: @unchecked Sendable {
     private let entries: [(shard: Int, line: Range<Int>, id: Range<Int>)]
     /// Per shard, old ID → new.
     fileprivate let newIDs: [[Int: Int]]
-    /// Per shard, old ID → client and server as written.
+    /// Per shard, old ID → client and server as written, of the connections its events,
+    /// examples and suggestions name (their filters name them).
     fileprivate let labels: [[Int: (client: String, server: String)]]
 
     fileprivate init(_ shards: [Shard]) throws {
@@ -147,18 +157,18 @@ struct MergedConnections: @unchecked Sendable {
         for (index, shard) in shards.enumerated() {
             var named: [Int: (client: String, server: String)] = [:]
             guard let range = shard.rootRanges["connections"] else { throw shard.failure("has no connections") }
-            for (line, list) in try shard.document.objects(at: range.lowerBound) {
-                var members: [String: Range<Int>] = [:]
-                for (key, r) in list { members[key] = r }
+            let wanted = try shard.namedConnections()
+            var seen = Set<Int>()
+            try shard.document.forEachObject(inArrayAt: range.lowerBound) { line, members in
                 func text(_ key: String) throws -> String {
-                    guard let r = members[key] else { throw shard.failure("a connection at byte \(line.lowerBound) has no \(key)") }
+                    guard let r = members.first(where: { $0.key == key })?.range else { throw shard.failure("a connection at byte \(line.lowerBound) has no \(key)") }
                     return shard.document.text(r)
                 }
-                guard let idRange = members["id"], let old = Int(try text("id")), let firstFrame = UInt64(try text("firstFrame")) else {
-                    throw shard.failure("a connection at byte \(line.lowerBound) has no integer id or firstFrame")
-                }
-                guard named[old] == nil else { throw shard.failure("lists connection \(old) twice") }
-                named[old] = (try unquote(text("client")), try unquote(text("server")))
+                guard let idRange = members.first(where: { $0.key == "id" })?.range, let old = Int(try text("id")),
+                    let firstFrame = UInt64(try text("firstFrame"))
+                else { throw shard.failure("a connection at byte \(line.lowerBound) has no integer id or firstFrame") }
+                guard seen.insert(old).inserted else { throw shard.failure("lists connection \(old) twice") }
+                if wanted.contains(old) { named[old] = (try unquote(text("client")), try unquote(text("server"))) }
                 all.append((firstFrame, index, old, line, idRange))
             }
             labels.append(named)
