@@ -143,6 +143,7 @@ import Testing
         let cases: [(String, String)] = [
             (try report("lines", ["--dissector", "lines"]), "dissectors differ"),
             (try report("auto", ["--dissector", "auto"]), "--dissector auto"),
+            (try report("mss", ["--dissector", "varint", "--mss", "100"]), "--mss 100"),
             (directory + "/none.json", "--connections all"),
             (CLITests.sample, "byte 0"),
         ]

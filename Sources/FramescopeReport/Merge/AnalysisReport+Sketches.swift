@@ -43,7 +43,7 @@ extension AnalysisReport.Sketches {
         recoveryExhausted = context.recoveryBudget.exhausted
     }
 
-    /// Adds another report's: the histograms merged, the counts summed.
+    /// Adds another report's (of the same `--mss`): the histograms merged, the counts summed.
     mutating func merge(_ other: Self) {
         for d in Direction.allCases {
             messageSize[d].merge(other.messageSize[d])
@@ -58,7 +58,6 @@ extension AnalysisReport.Sketches {
         }
         initialRTT.merge(other.initialRTT)
         merge(other.responseTimes, into: &responseTimes)
-        recutMSS = max(recutMSS, other.recutMSS)
         recutSegments += other.recutSegments
         segmentsOverMSS += other.segmentsOverMSS
         recoveryExhausted += other.recoveryExhausted

@@ -55,6 +55,9 @@ public enum ReportMerge {
             if let t = try shard.fields.optionalObject("tcp") { tcp = tcp.adding(try AnalysisReport.TCPContext(counts: t)) }
             if let r = try shard.fields.optionalObject("responseTimes") { responseTimes = responseTimes.adding(try ResponseTimesCounts(r)) }
             let sketch = try AnalysisReport.Sketches(json: shard.root["sketches"]!) { shard.failure("\($0)") }
+            if let first = sketches, first.recutMSS != sketch.recutMSS {
+                throw shard.failure("analyzed with --mss \(sketch.recutMSS), the reports before it with \(first.recutMSS) (0: without): analyze every shard alike")
+            }
             if sketches == nil { sketches = sketch } else { sketches!.merge(sketch) }
         }
         guard var totals, let sketches, let packets, let limits else { throw Failure(description: "no report to merge") }
