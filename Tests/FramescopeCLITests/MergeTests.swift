@@ -165,6 +165,7 @@ import Testing
         var broken: [(Data, String)] = stride(from: 1, to: text.count, by: text.count / 23).map { (text.prefix($0), "byte") }
         broken.append((Data(String(decoding: text, as: UTF8.self).replacingOccurrences(of: "\"eventsTotal\" : 0", with: "\"eventsTotal\" : 99999999999999999999").utf8), "eventsTotal"))
         broken.append((Data(String(decoding: text, as: UTF8.self).replacingOccurrences(of: "\"zeros\":", with: "\"zeros\":-").utf8), "histogram"))
+        broken.append((Data(String(decoding: text, as: UTF8.self).replacingOccurrences(of: "\"recutSegments\" : 0", with: "\"recutSegments\" : 9223372036854775807").utf8), "recutSegments"))
         broken.append((text + Data("{}".utf8), "more after the document's end"))
         broken.append((Data("{\"schema\":".utf8) + Data(repeating: 0x5B, count: 100_000), "nested deeper"))
         for (index, (bytes, reason)) in broken.enumerated() {

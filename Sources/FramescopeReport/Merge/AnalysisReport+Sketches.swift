@@ -124,18 +124,19 @@ extension AnalysisReport.Sketches {
         }
     }
 
-    /// Read back from a report's `sketches`.
-    init(json v: JSONNode, _ fail: (String) -> Error) throws {
+    /// Read back from a report's `sketches`; its counts bounded as every count of a report is.
+    init(_ f: ReportFields) throws {
+        let v = f.value
         func histogram(_ v: JSONNode?, _ name: String) throws -> QuantileHistogram {
             guard let v, let bits = v["bits"]?.int, let zeros = v["zeros"]?.int, zeros <= ReportFields.largest, let minimum = v["min"]?.int,
                 let maximum = v["max"]?.int, let pairs = v["buckets"]?.elements
-            else { throw fail("sketches.\(name) is not a histogram") }
+            else { throw f.fail("sketches.\(name) is not a histogram") }
             let buckets = try pairs.map { pair -> (index: Int, count: Int) in
-                guard let p = pair.elements, p.count == 2, let i = p[0].int, let n = p[1].int else { throw fail("sketches.\(name): a bucket is not [index, count]") }
+                guard let p = pair.elements, p.count == 2, let i = p[0].int, let n = p[1].int else { throw f.fail("sketches.\(name): a bucket is not [index, count]") }
                 return (Int(i), Int(n))
             }
             guard let h = QuantileHistogram(bits: Int(bits), zeros: Int(zeros), buckets: buckets, minimum: minimum, maximum: maximum) else {
-                throw fail("sketches.\(name) does not describe a histogram")
+                throw f.fail("sketches.\(name) does not describe a histogram")
             }
             return h
         }
@@ -143,14 +144,10 @@ extension AnalysisReport.Sketches {
             try PerDirection { d in try histogram(v[name]?[d.jsonKey], "\(name).\(d.jsonKey)") }
         }
         func byName(_ v: JSONNode?, _ name: String) throws -> [String: QuantileHistogram] {
-            guard let members = v?.members else { throw fail("sketches.\(name) is not an object") }
+            guard let members = v?.members else { throw f.fail("sketches.\(name) is not an object") }
             var out: [String: QuantileHistogram] = [:]
             for (key, h) in members { out[key] = try histogram(h, "\(name).\(key)") }
             return out
-        }
-        func count(_ name: String) throws -> Int {
-            guard let n = v[name]?.int, n >= 0 else { throw fail("sketches.\(name) is not a count") }
-            return Int(n)
         }
         messageSize = try perDirection("messageSize")
         assemblyLatency = try perDirection("assemblyLatency")
@@ -160,10 +157,10 @@ extension AnalysisReport.Sketches {
         }
         initialRTT = try histogram(v["initialRTT"], "initialRTT")
         responseTimes = try byName(v["responseTimes"], "responseTimes")
-        recutMSS = try count("recutMSS")
-        recutSegments = try count("recutSegments")
-        segmentsOverMSS = try count("segmentsOverMSS")
-        recoveryExhausted = try count("recoveryExhausted")
+        recutMSS = try f.int("recutMSS")
+        recutSegments = try f.int("recutSegments")
+        segmentsOverMSS = try f.int("segmentsOverMSS")
+        recoveryExhausted = try f.int("recoveryExhausted")
     }
 }
 

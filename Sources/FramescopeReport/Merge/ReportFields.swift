@@ -31,10 +31,6 @@ struct ReportFields {
 
     static let largest: Int64 = 1 << 48
 
-    /// A count a direction's figures leave out when it is 0.
-    func sparseInt(_ key: String) throws -> Int { value[key] == nil ? 0 : try int(key) }
-    func sparseInt64(_ key: String) throws -> Int64 { value[key] == nil ? 0 : try int64(key) }
-
     func uint64(_ key: String) throws -> UInt64 {
         guard case .number(let text)? = value[key], let n = UInt64(text) else { throw fail("\(path).\(key) is missing or not a frame number") }
         return n

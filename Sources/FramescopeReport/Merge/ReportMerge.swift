@@ -54,7 +54,7 @@ public enum ReportMerge {
             totals = totals.adding(try AnalysisReport.Totals(counts: try shard.fields.object("totals")))
             if let t = try shard.fields.optionalObject("tcp") { tcp = tcp.adding(try AnalysisReport.TCPContext(counts: t)) }
             if let r = try shard.fields.optionalObject("responseTimes") { responseTimes = responseTimes.adding(try ResponseTimesCounts(r)) }
-            let sketch = try AnalysisReport.Sketches(json: shard.root["sketches"]!) { shard.failure("\($0)") }
+            let sketch = try AnalysisReport.Sketches(try shard.fields.object("sketches"))
             if let first = sketches, first.recutMSS != sketch.recutMSS {
                 throw shard.failure("analyzed with --mss \(sketch.recutMSS), the reports before it with \(first.recutMSS) (0: without): analyze every shard alike")
             }
