@@ -21,13 +21,14 @@ public enum ReportMerge {
         let shards = try paths.map(Shard.init)
         let first = shards[0]
         for shard in shards.dropFirst() {
-            for key in ["dissectors", "protobuf"] where try shard.text(key) != first.text(key) {
+            for key in ["dissectors", "protobuf"] where shard.text(key) != first.text(key) {
                 throw shard.failure("its \(key) differ from \(first.document.path)'s: merge reports of one capture analyzed alike")
             }
         }
         let connections = try MergedConnections(shards)
-        var events: [(Int, Int, AnalysisReport.Event)] = [], examples: [(Int, Int, (AnalysisReport.Example, fromClient: Bool))] = []
-        var suggestions: [(Int, Int, AnalysisReport.SpecSuggestion)] = []
+        var events: [(id: Int, order: Int, item: AnalysisReport.Event)] = []
+        var examples: [(id: Int, order: Int, item: (AnalysisReport.Example, fromClient: Bool))] = []
+        var suggestions: [(id: Int, order: Int, item: AnalysisReport.SpecSuggestion)] = []
         var eventsTotal = 0
         var inputs: [FlowsReport.Input] = []
         var packets: FlowsReport.Packets?, limits: FlowsReport.Limits?, sketches: AnalysisReport.Sketches?
@@ -66,15 +67,20 @@ public enum ReportMerge {
             merged: connections, inputs: inputs, packets: packets, limits: limits, totals: totals,
             dissectors: try AnalysisReport.Dissectors(try first.fields.object("dissectors")),
             protobuf: try first.fields.optionalObject("protobuf").map(AnalysisReport.Protobuf.init))
-        report.events = Array(events.sorted { ($0.0, $0.1) < ($1.0, $1.1) }.prefix(EvidenceRecorder.limit).map(\.2))
+        report.events = Array(byConnection(events).prefix(EvidenceRecorder.limit))
         report.eventsTotal = eventsTotal
-        report.examples = selectExamples(examples.sorted { ($0.0, $0.1) < ($1.0, $1.1) }.map(\.2))
-        report.specSuggestions = suggestions.sorted { ($0.0, $0.1) < ($1.0, $1.1) }.map(\.2)
+        report.examples = selectExamples(byConnection(examples))
+        report.specSuggestions = byConnection(suggestions)
         report.tcp = tcp.map { $0.context(sketches) }
         report.responseTimes = responseTimes.map { $0.report(sketches) }
         report.sketches = sketches
         report.warnings = AnalysisReport.warnings(sketches, totals: totals, limits: limits, inputs: inputs, packets: packets)
         return report
+    }
+
+    /// By (new) connection ID, each shard's own order within a connection.
+    private static func byConnection<T>(_ items: [(id: Int, order: Int, item: T)]) -> [T] {
+        items.sorted { ($0.id, $0.order) < ($1.id, $1.order) }.map(\.item)
     }
 
     /// A run's rule (`EvidenceRecorder`): the first examples of each kind per direction, and the
@@ -92,10 +98,9 @@ public enum ReportMerge {
     }
 }
 
-/// One report to merge: its top-level members, read as they are needed.
+/// One report to merge: its top-level members (but the connections) read, and where each is.
 private struct Shard {
     let document: JSONDocument
-    let root: [String: JSONNode]
     let rootRanges: [String: Range<Int>]
     let fields: ReportFields
     /// Its frames are an original capture's (a shard of `split`): its filters name connections by address.
@@ -105,14 +110,15 @@ private struct Shard {
         document = try JSONDocument(path: path)
         let members = try document.rootMembers()
         var ranges: [String: Range<Int>] = [:]
-        var root: [String: JSONNode] = [:]
+        var read: [(key: String, value: JSONNode)] = []
         for (key, range) in members {
             ranges[key] = range
-            if key != "connections" { root[key] = try document.value(at: range.lowerBound) }
+            if key != "connections" { read.append((key, try document.value(at: range.lowerBound))) }
         }
-        (self.root, rootRanges) = (root, ranges)
+        rootRanges = ranges
         let fail = { [path] (message: String) -> Error in ReportMerge.Failure(description: "\(path): \(message)") }
-        fields = try ReportFields(.object(root.map { ($0.key, $0.value) }), "report", fail: fail)
+        fields = try ReportFields(.object(read), "report", fail: fail)
+        let root = fields.value
         guard root["schema"]?.string == "framescope.report/2" else { throw fail("not a framescope.report/2 JSON report (analyze --format json)") }
         if root["capture"] != nil { throw fail("a live capture's report: merge combines the reports of a capture file's shards") }
         if let inferred = root["inference"]?.elements, !inferred.isEmpty {
@@ -136,7 +142,7 @@ private struct Shard {
     }
 
     /// A top-level member's text as written, nil when absent (to compare reports' settings).
-    func text(_ key: String) throws -> String? { rootRanges[key].map(document.text) }
+    func text(_ key: String) -> String? { rootRanges[key].map(document.text) }
 
     func list<T>(_ key: String, _ make: (ReportFields) throws -> T) throws -> [T] {
         try fields.array(key).enumerated().map { try make(try fields.element($1, $0, of: key)) }
@@ -228,6 +234,24 @@ private struct Renumbering {
     }
 }
 
+/// Evidence that names a connection, and shows it with a Wireshark filter.
+private protocol NamesAConnection {
+    var connection: Int { get set }
+    var wiresharkFilter: String { get set }
+}
+
+extension NamesAConnection {
+    /// With the merged report's ID, and its filter naming that.
+    func renumbered(_ id: Int, _ r: Renumbering) -> Self {
+        var e = self
+        (e.connection, e.wiresharkFilter) = (id, r.filter(wiresharkFilter, old: connection, new: id))
+        return e
+    }
+}
+
+extension AnalysisReport.Event: NamesAConnection {}
+extension AnalysisReport.Example: NamesAConnection {}
+
 extension AnalysisReport.Event {
     init(_ f: ReportFields) throws {
         self.init(
@@ -237,12 +261,6 @@ extension AnalysisReport.Event {
             failedAt: f.value["failedAt"] == nil ? nil : try f.int64("failedAt"),
             failedInFrame: f.value["failedInFrame"] == nil ? nil : try f.uint64("failedInFrame"),
             evidenceBits: try f.optionalDouble("evidenceBits"), looksLike: try f.optionalString("looksLike"))
-    }
-
-    fileprivate func renumbered(_ id: Int, _ r: Renumbering) -> Self {
-        var e = self
-        (e.connection, e.wiresharkFilter) = (id, r.filter(wiresharkFilter, old: connection, new: id))
-        return e
     }
 }
 
@@ -260,12 +278,6 @@ extension AnalysisReport.Example {
             kind: try f.string("kind"), connection: try f.int("connection"), from: try f.string("from"), to: try f.string("to"),
             offset: try f.int64("offset"), length: try f.int64("length"), firstFrame: try f.uint64("firstFrame"), lastFrame: try f.uint64("lastFrame"),
             count: try f.int("count"), cause: try f.string("cause"), time: try f.string("time"), wiresharkFilter: try f.string("wiresharkFilter"))
-    }
-
-    fileprivate func renumbered(_ id: Int, _ r: Renumbering) -> Self {
-        var e = self
-        (e.connection, e.wiresharkFilter) = (id, r.filter(wiresharkFilter, old: connection, new: id))
-        return e
     }
 }
 
