@@ -35,8 +35,7 @@ extension AnalysisReport {
             return made
         }
         // By connection, each one's in the order found: the order of merged shards' reports too.
-        events = analyzer.context.evidence.events.enumerated().sorted { ($0.element.connection, $0.offset) < ($1.element.connection, $1.offset) }
-            .map { Event($0.element, labels: label($0.element.connection)) }
+        events = analyzer.context.evidence.events.map { Event($0, labels: label($0.connection)) }
         eventsTotal = analyzer.context.evidence.total
         examples = analyzer.context.evidence.examples.map { Example($0, labels: label($0.connection)) }
         let sketches = Sketches(analyzer: analyzer, tcp: tcp, responseTimes: responseTimes)

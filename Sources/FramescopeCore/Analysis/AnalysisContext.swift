@@ -43,58 +43,6 @@ public enum MidStreamFraming: String, Sendable, CaseIterable {
     case start
 }
 
-/// The evidence kept for the report: the first `limit` events, and how many there were.
-public struct EvidenceRecorder: Sendable {
-    public static let limit = 10_000
-    public private(set) var events: [AnalysisEvent] = []
-    public private(set) var total = 0
-    /// Client and server of the finished connections the kept events name: the events outlive
-    /// their connections, which the analyzer does not keep.
-    public private(set) var endpoints: [ConnectionID: (client: Endpoint, server: Endpoint)] = [:]
-    private var named: Set<ConnectionID> = []
-
-    /// Counts an event; builds it only while fewer than `limit` are kept (past the cap an
-    /// event costs a count, not an allocation).
-    mutating func add(_ event: @autoclosure () -> AnalysisEvent) {
-        total += 1
-        if events.count < Self.limit {
-            let e = event()
-            events.append(e)
-            named.insert(e.connection)
-        }
-    }
-
-    /// Examples of partial messages and merged segments: the first `examplesPerKind` of each
-    /// kind per direction, and the first of each cause.
-    public static let examplesPerKind = 3
-    public private(set) var examples: [SplitExample] = []
-    /// Examples kept per kind and direction (checked per partial message: no scan).
-    private var exampleCounts = (partial: PerDirection(clientToServer: 0, serverToClient: 0), merged: PerDirection(clientToServer: 0, serverToClient: 0))
-    /// One bit per kind, direction and cause that has an example.
-    private var exampleCauses: UInt32 = 0
-
-    func wantsExample(_ kind: SplitExample.Kind, _ direction: Direction, _ cause: SplitCause) -> Bool {
-        (kind == .partial ? exampleCounts.partial : exampleCounts.merged)[direction] < Self.examplesPerKind
-            || exampleCauses & Self.bit(kind, direction, cause) == 0
-    }
-
-    mutating func add(example: SplitExample) {
-        examples.append(example)
-        if example.kind == .partial { exampleCounts.partial[example.direction] += 1 } else { exampleCounts.merged[example.direction] += 1 }
-        exampleCauses |= Self.bit(example.kind, example.direction, example.cause)
-        named.insert(example.connection)
-    }
-
-    private static func bit(_ kind: SplitExample.Kind, _ direction: Direction, _ cause: SplitCause) -> UInt32 {
-        1 << ((kind == .partial ? 0 : 12) + direction.rawValue * 6 + cause.rawValue)
-    }
-
-    /// Notes the endpoints of a finishing connection if a kept event names it.
-    mutating func connectionFinished(_ info: ConnectionInfo) {
-        if named.remove(info.id) != nil { endpoints[info.id] = (info.client, info.server) }
-    }
-}
-
 /// Assembly latency histograms by message type value, for the first `limit` values seen: a
 /// type field read from junk cannot grow it without bound.
 public struct LatencyByType: Sendable {

@@ -134,7 +134,7 @@ extension DirectionAnalyzer {
         analysis.stopped = true
         countSkipped(Int64(recovery.bytes.count))
         closeMalformedEvent(context: &context)
-        context.evidence.add(event(.gaveUp, at: recovery.start, in: recovery.firstSegment, bytes: Array(recovery.bytes.prefix(16)), length: Int64(recovery.bytes.count)))
+        context.evidence.add(connection, event(.gaveUp, at: recovery.start, in: recovery.firstSegment, bytes: Array(recovery.bytes.prefix(16)), length: Int64(recovery.bytes.count)))
         recovery.abandon(budget: &context.recoveryBudget)
         mode = .stopped
     }

@@ -18,7 +18,7 @@ struct DirectionAnalyzer {
     /// The protobuf check of message bodies. Not optional, so the hot path reads
     /// `inspection.active` without copying the struct.
     private var inspection: BodyInspection
-    private let connection: ConnectionID
+    let connection: ConnectionID
 
     enum Mode {
         case framing
@@ -138,7 +138,7 @@ struct DirectionAnalyzer {
         if mode == .framing, let m = message, !m.damaged {
             analysis.incompleteAtEnd += 1
             analysis.incompleteBytes += end - m.start
-            context.evidence.add(event(.incompleteAtEnd, at: m.start, in: m.firstSegment, bytes: cutter.pendingHeader(limit: 16), length: end - m.start))
+            context.evidence.add(connection, event(.incompleteAtEnd, at: m.start, in: m.firstSegment, bytes: cutter.pendingHeader(limit: 16), length: end - m.start))
         }
         inspection.abandon()
         message = nil
@@ -250,7 +250,7 @@ struct DirectionAnalyzer {
         let cause = ledger.countMessage(figures: &analysis, merged: &merged)
         noteMerged(merged, context: &context)
         let length = end - m.start, last = ledger.segment
-        if let cause, context.evidence.wantsExample(.partial, direction, cause) {
+        if let cause, context.evidence.wantsExample(.partial, direction, cause, in: connection) {
             context.evidence.add(
                 example: SplitExample(
                     kind: .partial, connection: connection, direction: direction, offset: m.start, length: length,
@@ -312,7 +312,7 @@ struct DirectionAnalyzer {
         if let merged, let export = context.export, export.wants(.merged, connection: connection) {
             context.export!.add(merged.segment.frame)
         }
-        guard let merged, context.evidence.wantsExample(.merged, direction, merged.cause) else { return }
+        guard let merged, context.evidence.wantsExample(.merged, direction, merged.cause, in: connection) else { return }
         context.evidence.add(
             example: SplitExample(
                 kind: .merged, connection: connection, direction: direction, offset: merged.segment.start, length: 0,
@@ -326,7 +326,7 @@ struct DirectionAnalyzer {
         m.damaged = true
         message = m
         analysis.damagedByGaps += 1
-        context.evidence.add(event(.damagedByGap, at: m.start, in: m.firstSegment, bytes: [], length: length))
+        context.evidence.add(connection, event(.damagedByGap, at: m.start, in: m.firstSegment, bytes: [], length: length))
     }
 
     private mutating func finishBody(context: inout AnalysisContext) {
@@ -339,7 +339,7 @@ struct DirectionAnalyzer {
         }
         analysis.protobufInvalid += 1
         analysis.protobufInvalidByReason.add(failure.reason)
-        context.evidence.add(invalidBodyEvent(failure))
+        context.evidence.add(connection, invalidBodyEvent(failure))
     }
 
     private func invalidBodyEvent(_ failure: (reason: ProtobufFailure, at: Int64)) -> AnalysisEvent {

@@ -83,8 +83,8 @@ public enum ReportMerge {
         items.sorted { ($0.id, $0.order) < ($1.id, $1.order) }.map(\.item)
     }
 
-    /// A run's rule (`EvidenceRecorder`): the first examples of each kind per direction, and the
-    /// first of each cause.
+    /// A run's rule (`EvidenceRecorder`), over the shards' examples by (connection, order found):
+    /// the lowest three of each kind per direction, and the lowest of each cause.
     private static func selectExamples(_ all: [(AnalysisReport.Example, fromClient: Bool)]) -> [AnalysisReport.Example] {
         var kept: [AnalysisReport.Example] = [], perKind: [String: Int] = [:], causes: Set<String> = []
         for (e, fromClient) in all {

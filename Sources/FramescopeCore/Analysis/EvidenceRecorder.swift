@@ -1,0 +1,145 @@
+/// The evidence kept for the report: `limit` events and a few examples, and how many events
+/// there were. What is kept does not depend on the order connections are processed in — the
+/// lowest by (connection ID, order found within it), not the first found — so the shards of a
+/// capture, analyzed apart and merged, keep what one run over it keeps.
+public struct EvidenceRecorder: Sendable {
+    public static let limit = 10_000
+    private var kept: LowestByKey<AnalysisEvent>
+    public private(set) var total = 0
+    /// Client and server of the finished connections the kept evidence names: it outlives its
+    /// connections, which the analyzer does not keep.
+    public private(set) var endpoints: [ConnectionID: (client: Endpoint, server: Endpoint)] = [:]
+    /// Kept events per connection.
+    private var named: [ConnectionID: Int] = [:]
+    /// Events and examples offered so far: their order found.
+    private var found = 0
+
+    /// - Parameter limit: events kept (tests use fewer).
+    init(limit: Int = Self.limit) { kept = LowestByKey(capacity: limit) }
+
+    /// The kept events by connection, each one's in the order found.
+    public var events: [AnalysisEvent] { kept.sorted }
+
+    /// Counts an event; builds it only while it would be kept (past the cap, an event of a
+    /// connection after the kept ones costs a count and a comparison, not an allocation).
+    mutating func add(_ connection: ConnectionID, _ event: @autoclosure () -> AnalysisEvent) {
+        total += 1
+        found += 1
+        let key = EvidenceKey(connection: connection, order: found)
+        guard kept.admits(key) else { return }
+        named[connection, default: 0] += 1
+        if let evicted = kept.insert(event(), at: key) {
+            let id = evicted.connection
+            if named[id] == 1 { named[id] = nil } else { named[id]! -= 1 }
+            forgetIfUnnamed(id)
+        }
+    }
+
+    mutating func add(_ event: AnalysisEvent) { add(event.connection, event) }
+
+    /// Examples of partial messages and merged segments: the lowest `examplesPerKind` of each
+    /// kind per direction, and the lowest of each cause.
+    public static let examplesPerKind = 3
+    private var examplesByKind = [LowestByKey<SplitExample>](repeating: LowestByKey(capacity: examplesPerKind), count: 4)
+    private var examplesByCause = [(key: EvidenceKey, example: SplitExample)?](repeating: nil, count: 4 * SplitCause.allCases.count)
+
+    /// The kept examples by connection, each one's in the order found.
+    public var examples: [SplitExample] {
+        var all = examplesByKind.flatMap(\.entries)
+        for case let (key, example)? in examplesByCause where !all.contains(where: { $0.key == key }) { all.append((key, example)) }
+        return all.sorted { $0.key < $1.key }.map(\.item)
+    }
+
+    /// Whether an example of `kind` found next in `connection` would be kept (checked per
+    /// partial message: comparisons, no scan).
+    func wantsExample(_ kind: SplitExample.Kind, _ direction: Direction, _ cause: SplitCause, in connection: ConnectionID) -> Bool {
+        let key = EvidenceKey(connection: connection, order: found + 1)
+        guard let lowest = examplesByCause[Self.slot(kind, direction, cause)] else { return true }
+        return key < lowest.key || examplesByKind[Self.slot(kind, direction)].admits(key)
+    }
+
+    mutating func add(example: SplitExample) {
+        found += 1
+        let key = EvidenceKey(connection: example.connection, order: found)
+        let cause = Self.slot(example.kind, example.direction, example.cause)
+        var evicted: [ConnectionID] = []
+        if examplesByCause[cause].map({ key < $0.key }) ?? true {
+            if let old = examplesByCause[cause] { evicted.append(old.example.connection) }
+            examplesByCause[cause] = (key, example)
+        }
+        let kind = Self.slot(example.kind, example.direction)
+        if examplesByKind[kind].admits(key), let old = examplesByKind[kind].insert(example, at: key) { evicted.append(old.connection) }
+        for id in evicted { forgetIfUnnamed(id) }
+    }
+
+    private static func slot(_ kind: SplitExample.Kind, _ direction: Direction) -> Int {
+        (kind == .partial ? 0 : 2) + direction.rawValue
+    }
+
+    private static func slot(_ kind: SplitExample.Kind, _ direction: Direction, _ cause: SplitCause) -> Int {
+        slot(kind, direction) * SplitCause.allCases.count + cause.rawValue
+    }
+
+    private func names(_ id: ConnectionID) -> Bool {
+        named[id] != nil || examplesByCause.contains { $0?.example.connection == id }
+            || examplesByKind.contains { $0.entries.contains { $0.item.connection == id } }
+    }
+
+    private mutating func forgetIfUnnamed(_ id: ConnectionID) {
+        if endpoints[id] != nil && !names(id) { endpoints[id] = nil }
+    }
+
+    /// Notes the endpoints of a finishing connection if kept evidence names it.
+    mutating func connectionFinished(_ info: ConnectionInfo) {
+        if names(info.id) { endpoints[info.id] = (info.client, info.server) }
+    }
+}
+
+/// Where a piece of evidence ranks: by connection, then the order it was found in.
+struct EvidenceKey: Comparable, Sendable {
+    var connection: ConnectionID
+    var order: Int
+
+    static func < (a: Self, b: Self) -> Bool { (a.connection, a.order) < (b.connection, b.order) }
+}
+
+/// The `capacity` items of lowest key offered (a max-heap: the highest kept is at the root,
+/// the one a lower newcomer evicts).
+struct LowestByKey<Item: Sendable>: Sendable {
+    let capacity: Int
+    private(set) var entries: [(key: EvidenceKey, item: Item)] = []
+
+    init(capacity: Int) { self.capacity = capacity }
+
+    func admits(_ key: EvidenceKey) -> Bool { entries.count < capacity || key < entries[0].key }
+
+    /// Keeps `item` (which `admits(key)`); returns the item it evicts, if any.
+    mutating func insert(_ item: Item, at key: EvidenceKey) -> Item? {
+        if entries.count < capacity {
+            entries.append((key, item))
+            var child = entries.count - 1
+            while child > 0 {
+                let parent = (child - 1) / 2
+                guard entries[parent].key < entries[child].key else { break }
+                entries.swapAt(parent, child)
+                child = parent
+            }
+            return nil
+        }
+        let evicted = entries[0].item
+        entries[0] = (key, item)
+        var parent = 0
+        while true {
+            let left = 2 * parent + 1, right = left + 1
+            var largest = parent
+            if left < entries.count && entries[largest].key < entries[left].key { largest = left }
+            if right < entries.count && entries[largest].key < entries[right].key { largest = right }
+            guard largest != parent else { return evicted }
+            entries.swapAt(parent, largest)
+            parent = largest
+        }
+    }
+
+    /// The kept items, lowest key first.
+    var sorted: [Item] { entries.sorted { $0.key < $1.key }.map(\.item) }
+}

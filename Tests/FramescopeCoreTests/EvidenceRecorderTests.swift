@@ -1,0 +1,110 @@
+@testable import FramescopeCore
+import FramescopeSynthetic
+import Testing
+
+/// What the evidence recorder keeps does not depend on the order connections are processed in:
+/// the events and examples of the lowest (connection ID, order within it), which is what makes
+/// shards analyzed apart merge into one run's report.
+@Suite struct EvidenceRecorderTests {
+    /// Each connection's evidence, in the order its own packets produce it.
+    struct Found {
+        var connection: Int
+        var event: AnalysisEvent?
+        var example: SplitExample?
+    }
+
+    func evidence(connections: Int, perConnection: ClosedRange<Int>, seed: UInt64) -> [[Found]] {
+        var rng = SplitMix64(seed: seed)
+        return (0..<connections).map { c in
+            (0..<Int(rng.next() % UInt64(perConnection.count)) + perConnection.lowerBound).map { k -> Found in
+                let id = ConnectionID(c), direction: Direction = rng.next() & 1 == 0 ? .clientToServer : .serverToClient
+                guard rng.next() % 3 == 0 else {
+                    return Found(
+                        connection: c,
+                        event: AnalysisEvent(
+                            kind: .malformed, reason: nil, connection: id, direction: direction, offset: Int64(k), frame: UInt64(k),
+                            timestamp: Timestamp(nanoseconds: 0), bytes: [UInt8(k & 0xFF)], length: 1))
+                }
+                let cause = SplitCause.allCases[Int(rng.next() % UInt64(SplitCause.allCases.count))]
+                return Found(
+                    connection: c,
+                    example: SplitExample(
+                        kind: rng.next() & 1 == 0 ? .partial : .merged, connection: id, direction: direction, offset: Int64(k), length: 0,
+                        firstFrame: UInt64(k), lastFrame: UInt64(k), count: 2, timestamp: Timestamp(nanoseconds: 0), cause: cause))
+            }
+        }
+    }
+
+    /// Interleaves the connections' evidence at random, each connection's in its own order.
+    func interleaved(_ perConnection: [[Found]], seed: UInt64) -> [Found] {
+        var rng = SplitMix64(seed: seed), next = [Int](repeating: 0, count: perConnection.count), out: [Found] = []
+        var open = perConnection.indices.filter { !perConnection[$0].isEmpty }
+        while !open.isEmpty {
+            let k = Int(rng.next() % UInt64(open.count)), c = open[k]
+            out.append(perConnection[c][next[c]])
+            next[c] += 1
+            if next[c] == perConnection[c].count { open.remove(at: k) }
+        }
+        return out
+    }
+
+    func record(_ found: [Found], limit: Int) -> EvidenceRecorder {
+        var recorder = EvidenceRecorder(limit: limit)
+        for f in found {
+            if let e = f.event { recorder.add(e.connection, e) }
+            if let x = f.example, recorder.wantsExample(x.kind, x.direction, x.cause, in: x.connection) { recorder.add(example: x) }
+        }
+        return recorder
+    }
+
+    @Test func eventsAndExamplesAreTheSameInAnyOrder() {
+        let perConnection = evidence(connections: 300, perConnection: 0...60, seed: 7)
+        let all = perConnection.flatMap { $0 }
+        let limit = 2_000
+        #expect(all.count(where: { $0.event != nil }) > 3 * limit, "past the cap")
+        // What keeping the lowest means, written the slow way.
+        let expectedEvents = Array(all.compactMap(\.event).prefix(limit))
+        var expectedExamples: [SplitExample] = [], perKind: [String: Int] = [:], causes: Set<String> = []
+        for x in all.compactMap(\.example) {
+            let kind = "\(x.kind) \(x.direction)", cause = "\(kind) \(x.cause)"
+            guard perKind[kind, default: 0] < EvidenceRecorder.examplesPerKind || !causes.contains(cause) else { continue }
+            expectedExamples.append(x)
+            perKind[kind, default: 0] += 1
+            causes.insert(cause)
+        }
+        #expect(expectedExamples.count > 4 * EvidenceRecorder.examplesPerKind, "causes add examples")
+        for seed in [1, 2, 3, 4] as [UInt64] {
+            let recorder = record(interleaved(perConnection, seed: seed), limit: limit)
+            #expect(recorder.events == expectedEvents)
+            #expect(recorder.examples == expectedExamples)
+            #expect(recorder.total == all.count(where: { $0.event != nil }))
+        }
+        // In connection order, found first is lowest: the same as keeping the first found.
+        #expect(record(all, limit: limit).events == expectedEvents)
+    }
+
+    @Test func endpointsAreKeptOnlyForConnectionsTheEvidenceNames() {
+        var recorder = EvidenceRecorder(limit: 2)
+        func finished(_ c: Int) -> ConnectionInfo {
+            ConnectionInfo(
+                id: ConnectionID(c), client: Endpoint(address: IPAddress(ipv4: 1), port: UInt16(1000 + c)),
+                server: Endpoint(address: IPAddress(ipv4: 2), port: 80), roleEvidence: .syn, firstFrame: UInt64(c), firstSeen: Timestamp(nanoseconds: 0))
+        }
+        func event(_ c: Int) -> AnalysisEvent {
+            AnalysisEvent(
+                kind: .gaveUp, reason: nil, connection: ConnectionID(c), direction: .clientToServer, offset: 0, frame: 0,
+                timestamp: Timestamp(nanoseconds: 0), bytes: [], length: 0)
+        }
+        for c in [5, 6] { recorder.add(event(c)) }
+        recorder.connectionFinished(finished(5))
+        recorder.connectionFinished(finished(6))
+        recorder.connectionFinished(finished(7))
+        #expect(Set(recorder.endpoints.keys) == [ConnectionID(5), ConnectionID(6)])
+        // Two events of lower connections evict both: their endpoints go with them.
+        for c in [1, 2] { recorder.add(event(c)) }
+        #expect(recorder.endpoints.isEmpty)
+        #expect(recorder.events.map(\.connection) == [ConnectionID(1), ConnectionID(2)])
+        recorder.add(event(9))  // past the cap and above the kept: counted only
+        #expect(recorder.total == 5 && recorder.events.count == 2)
+    }
+}
