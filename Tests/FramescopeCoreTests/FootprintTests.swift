@@ -9,7 +9,11 @@ import Testing
 /// path is a decision, not an accident: 50,000 open connections multiply every byte.
 @Suite struct FootprintTests {
     @Test func aConnectionsFixedStateStaysWithinItsBudget() {
-        #expect(MemoryLayout<Connection<Analyzer.ConnectionState>>.stride <= 704)
+        #expect(MemoryLayout<Connection<Analyzer.ConnectionState>>.stride <= 560)
+        // Both directions' reassembly (no dead field, small fields packed, the conflict window
+        // one reference) and the TCP analysis.
+        #expect(MemoryLayout<HalfStream>.stride <= 176)
+        #expect(MemoryLayout<TCPAnalysis>.stride <= 120)
         #expect(MemoryLayout<ConnectionActivity>.stride <= 16)
         #expect(MemoryLayout<DirectionAnalyzer>.stride <= 560)
         // The schema is shared by reference, not copied into every direction.

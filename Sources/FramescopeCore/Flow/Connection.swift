@@ -59,14 +59,16 @@ public enum FinalizeReason: String, Sendable {
 /// apart (`FlowTable.Activity`), where its sweeps read it.
 @usableFromInline struct Connection<State> {
     @usableFromInline var info: ConnectionInfo
-    var packets = 0
-    /// Sequence number of the client's SYN, when one opened the connection.
-    var clientSequence: UInt32?
     var clientToServer = HalfStream()
     var serverToClient = HalfStream()
     var tcp = TCPAnalysis()
     /// What the sink keeps for this connection.
     var state: State
+    /// Sequence number of the client's SYN, when one opened the connection.
+    var clientSequence: UInt32?
+
+    /// Packets of both directions (each half-stream counts its own).
+    var packets: Int { clientToServer.statistics.packets + serverToClient.statistics.packets }
 
     /// Computed, not stored: the index compares it only on a hash match.
     @usableFromInline var key: FlowKey { FlowKey(info.client, info.server) }
@@ -109,7 +111,6 @@ public enum FinalizeReason: String, Sendable {
     mutating func receive<Sink: StreamSink>(
         _ segment: TCPSegment, frame: UInt64, timestamp: Timestamp, context: inout ReassemblyContext, sink: inout Sink
     ) where Sink.ConnectionState == State {
-        packets += 1
         let direction = direction(from: segment.source)
         let traits = tcp.observe(
             segment, from: direction, at: timestamp, context: &context,

@@ -107,14 +107,17 @@ struct TCPAnalysis {
     static let maxUnackedPerDirection = 10_000
 
     var senders = PerDirection { _ in Sender() }
-    var unacked = PerDirection { _ in UnackedList() }
     /// The last SYN without ACK, and the handshake's round trip (tshark's `ts_mru_syn` and
     /// `tcp.analysis.initial_rtt`), nanoseconds; 0 when not seen.
     var synTime: Int64 = 0
     var initialRTT: Int64 = 0
     /// A pure ACK that acknowledged everything its peer had sent, and only the peer's packets
     /// since: data the peer sends now was held until that ACK (`SegmentTraits.releasedByAck`).
-    var release: (sender: Direction, time: Int64)?
+    /// Its time (`Int64.min`: none) and the peer's direction, stored apart so that the
+    /// direction fits in the padding after `unacked` (every connection record holds these).
+    var releaseTime = Int64.min
+    var unacked = PerDirection { _ in UnackedList() }
+    var releaseSender = Direction.clientToServer
 
     /// One segment sent in `direction`: each finding goes to the figures of the direction whose
     /// data it concerns. Returns how the segment was sent, for the framing statistics.
@@ -129,7 +132,7 @@ struct TCPAnalysis {
             initialRTT = time.nanoseconds - synTime
             if initialRTT > 0 { context.initialRTT.add(initialRTT / 1000) }
         }
-        let released = release.map { $0.sender == direction && time.nanoseconds - $0.time <= 1_000_000 + initialRTT } ?? false
+        let released = releaseTime != .min && releaseSender == direction && time.nanoseconds - releaseTime <= 1_000_000 + initialRTT
         // In place, through each side's stored properties (no copy of a sender, no accessor).
         let (traits, acksAllInFlight) =
             switch direction {
@@ -145,9 +148,9 @@ struct TCPAnalysis {
                     from: direction, context: &context)
             }
         if acksAllInFlight {
-            release = (direction.reversed, time.nanoseconds)
-        } else if release?.sender != direction {
-            release = nil
+            (releaseSender, releaseTime) = (direction.reversed, time.nanoseconds)
+        } else if releaseSender != direction {
+            releaseTime = .min
         }
         return traits
     }

@@ -1,6 +1,6 @@
 /// What happened to one direction of a connection. What a clean direction never counts
-/// (keep-alives, conflicts, gaps, late bytes, offload segments) lives out of line, allocated at
-/// the first.
+/// (retransmissions, out-of-order segments, keep-alives, conflicts, gaps, late bytes, offload
+/// segments) lives out of line, allocated at the first.
 public struct DirectionStatistics: Sendable, Equatable {
     /// TCP packets sent in this direction.
     public var packets = 0
@@ -12,22 +12,26 @@ public struct DirectionStatistics: Sendable, Equatable {
     public var segments = 0
     /// Reassembled bytes delivered (gaps excluded).
     public var bytes: Int64 = 0
-    /// Segments whose payload was, wholly or partly, already delivered.
-    public var retransmissions = 0
-    /// Segments that arrived ahead of a hole and were buffered.
-    public var outOfOrder = 0
+    /// Round trips, duplicate ACKs and zero windows concerning this direction's data.
+    public var tcp = TCPFigures()
+    private var rare = OutOfLine<Rare>()
+    /// The SYN's MSS as TCP carries it (16 bits), beside the flags: no padding between them.
+    private var mss: UInt16 = 0
     public var synSeen = false
     public var finSeen = false
     public var rstSeen = false
     /// The first byte seen was not right after a SYN: the capture started mid-stream.
     public var startedMidStream = false
+
     /// MSS announced by the sender's SYN, 0 if none was seen.
-    public var maximumSegmentSize = 0
-    /// Round trips, duplicate ACKs and zero windows concerning this direction's data.
-    public var tcp = TCPFigures()
-    private var rare = OutOfLine<Rare>()
+    public var maximumSegmentSize: Int {
+        get { Int(mss) }
+        set { mss = UInt16(clamping: newValue) }
+    }
 
     struct Rare: Sendable, Equatable, Blank {
+        var retransmissions = 0
+        var outOfOrder = 0
         var keepAlives = 0
         var conflicts = 0
         var conflictBytes: Int64 = 0
@@ -45,6 +49,18 @@ public struct DirectionStatistics: Sendable, Equatable {
     // Each: read straight from the box (zero without one); assigning zero without a box
     // allocates nothing; `+=` allocates it.
 
+    /// Segments whose payload was, wholly or partly, already delivered.
+    public var retransmissions: Int {
+        get { rare.stored?.value.retransmissions ?? 0 }
+        set { if rare.isAllocated || newValue != 0 { rare.value.retransmissions = newValue } }
+        _modify { yield &rare.value.retransmissions }
+    }
+    /// Segments that arrived ahead of a hole and were buffered.
+    public var outOfOrder: Int {
+        get { rare.stored?.value.outOfOrder ?? 0 }
+        set { if rare.isAllocated || newValue != 0 { rare.value.outOfOrder = newValue } }
+        _modify { yield &rare.value.outOfOrder }
+    }
     /// Keep-alive probes (one byte or none, just below the next expected byte).
     public var keepAlives: Int {
         get { rare.stored?.value.keepAlives ?? 0 }

@@ -6,7 +6,7 @@ extension HalfStream {
         guard capacity > 0 else { return }
         if window == nil && !windowDenied {
             if context.conflictWindowBytes + capacity <= context.options.maxConflictWindowBytesTotal {
-                window = ConflictWindow(capacity: capacity)
+                window = ConflictWindow.make(capacity: capacity)
                 context.conflictWindowBytes += capacity
             } else {
                 windowDenied = true
