@@ -40,6 +40,12 @@ final class PacketBatch: Batch, @unchecked Sendable {
     }
 
     /// Calls `body` for each packet, in order.
+    /// A sweep between packets (`readSharded`): an entry of no bytes with frame 0, which no
+    /// packet has (frames count from 1).
+    func appendSweep(at time: Timestamp) {
+        append(CaptureInfo(frame: 0, timestamp: time, linkType: .ethernet, captureLength: 0, originalLength: 0), UnsafeRawBufferPointer(start: nil, count: 0))
+    }
+
     func forEach(_ body: (CaptureInfo, UnsafeRawBufferPointer) -> Void) {
         for i in 0..<count {
             let start = packets[i].offset

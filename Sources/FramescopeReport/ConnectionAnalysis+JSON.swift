@@ -8,6 +8,13 @@ extension ConnectionAnalysis {
     /// is 0, empty, false or null; otherwise they are `Figures`' (the tests hold the HTML page's
     /// figures, built from `Figures`, to these).
     public func writeJSON(to w: inout JSONWriter, protobuf check: ProtobufCheck?) {
+        var idAt = 0
+        writeJSON(to: &w, protobuf: check, idAt: &idAt)
+    }
+
+    /// - Parameter idAt: set to the writer's position where the ID's digits start (a line a
+    ///   worker spilled gets the capture's ID there).
+    func writeJSON(to w: inout JSONWriter, protobuf check: ProtobufCheck?, idAt: inout Int) {
         w.compact { w in
             let info = summary.info
             let (client, server) = (info.client, info.server)  // written digit by digit, as the times
@@ -23,7 +30,9 @@ extension ConnectionAnalysis {
                 w.field("end", literal: summary.end.literal)
                 w.field("firstFrame", info.firstFrame)
                 w.field("firstTime", info.firstSeen)
-                w.field("id", info.id.rawValue)
+                w.key("id")
+                idAt = w.position
+                w.int(info.id.rawValue)
                 if let rtt = summary.initialRTTNanoseconds { w.field("initialRTT", units: rtt, scale: 9) }
                 w.field("lastTime", summary.lastSeen)
                 w.field("server", server)

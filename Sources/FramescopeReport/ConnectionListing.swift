@@ -23,6 +23,10 @@ public final class ConnectionListing: @unchecked Sendable {
     private var worst: [(rank: Trouble, analysis: ConnectionAnalysis)] = []
     private var spill: Spill?
     private var stream: (fd: Int32, writer: JSONWriter)?
+    /// A combined listing's lines: each worker's listing, and which of them holds each of the
+    /// capture's IDs (with its own ID there).
+    private var workers: [ConnectionListing] = []
+    private var lineOwners: [(worker: Int, id: Int)] = []
     /// Length-framed directions with malformed headers or a message open at the end, the 8 of
     /// the lowest connection IDs: where a SPEC suggestion is sought.
     public private(set) var suggestionCandidates: [(analysis: ConnectionAnalysis, direction: Direction)] = []
@@ -31,11 +35,15 @@ public final class ConnectionListing: @unchecked Sendable {
     /// - Parameters:
     ///   - spillAll: keep every connection for a JSON report that lists them all.
     ///   - ndjsonFD: where each finished connection's line goes as it finishes.
-    public init(scope: Scope, top: Int, protobuf: ProtobufCheck?, spillAll: Bool, ndjsonFD: Int32? = nil) throws {
+    ///   - renumberable: a worker's listing, whose lines `combining` copies under other IDs.
+    public init(scope: Scope, top: Int, protobuf: ProtobufCheck?, spillAll: Bool, ndjsonFD: Int32? = nil, renumberable: Bool = false) throws {
         self.scope = scope
         self.top = top
         self.protobuf = protobuf
-        if spillAll { spill = try Spill() }
+        if spillAll {
+            spill = try Spill()
+            spill!.keepsIDOffsets = renumberable
+        }
         if let ndjsonFD { stream = (ndjsonFD, JSONWriter(fd: ndjsonFD, layout: .lines)) }
     }
 
@@ -67,7 +75,36 @@ public final class ConnectionListing: @unchecked Sendable {
 
     /// Every connection's line, in ID order, as the members of the array being written.
     func writeAll(to w: inout JSONWriter) {
-        if spill?.copy(to: &w) == false { w.markFailed() }
+        guard !workers.isEmpty else {
+            if spill?.copy(to: &w) == false { w.markFailed() }
+            return
+        }
+        var line: [UInt8] = []
+        for (id, owner) in lineOwners.enumerated() {
+            guard workers[owner.worker].spill!.line(owner.id, renumbered: id, into: &line) else { return w.markFailed() }
+            line.withUnsafeBytes { w.encodedMember($0) }
+        }
+    }
+
+    /// The listings of workers that each saw a share of a capture's connections, as one: the
+    /// worst, the suggestion candidates and (for a JSON report listing them all) the lines of
+    /// all, under the capture's IDs. `owners[k]` is the worker and its own ID of connection `k`.
+    public static func combining(_ workers: [ConnectionListing], owners: [(worker: Int, id: Int)], renumber: [[Int]]) throws -> ConnectionListing {
+        let first = workers[0]
+        let combined = try ConnectionListing(scope: first.scope, top: first.top, protobuf: first.protobuf, spillAll: false)
+        for (w, worker) in workers.enumerated() {
+            func renumbered(_ a: ConnectionAnalysis) -> ConnectionAnalysis { a.renumbered(ConnectionID(renumber[w][a.summary.info.id.rawValue])) }
+            for kept in worker.worst { combined.rank(renumbered(kept.analysis)) }
+            var seen = Set<ConnectionID>()
+            for candidate in worker.suggestionCandidates where seen.insert(candidate.analysis.summary.info.id).inserted {
+                combined.noteSuggestionCandidates(renumbered(candidate.analysis))
+            }
+        }
+        if first.spill != nil {
+            combined.workers = workers
+            combined.lineOwners = owners
+        }
+        return combined
     }
 
     /// Keeps the `top` worst in a min-heap: the least bad of them at the root, replaced when a
@@ -171,11 +208,50 @@ private struct Spill {
 
     mutating func append(_ analysis: ConnectionAnalysis, protobuf: ProtobufCheck?) {
         let start = writer.position
-        analysis.writeJSON(to: &writer, protobuf: protobuf)
+        var idAt = 0
+        analysis.writeJSON(to: &writer, protobuf: protobuf, idAt: &idAt)
         let id = analysis.summary.info.id.rawValue, length = UInt64(writer.position - start)
         if id >= index.count { index.append(contentsOf: repeatElement(0, count: id + 1 - index.count)) }
         if length >= Self.lengthMask { longLines[id] = Int(length) }
         index[id] = UInt64(start) << Self.lengthBits | min(length, Self.lengthMask)
+        guard keepsIDOffsets else { return }
+        if id >= idOffsets.count { idOffsets.append(contentsOf: repeatElement(0, count: id + 1 - idOffsets.count)) }
+        idOffsets[id] = UInt32(clamping: idAt - start)
+    }
+
+    /// Where each line's ID starts in it (4 bytes a connection): a worker's lines are copied
+    /// with the capture's IDs.
+    var idOffsets: [UInt32] = []
+    var keepsIDOffsets = false
+    /// What `line` last read, and from where: a worker's lines are asked for in its ID order.
+    private var window: [UInt8] = []
+    private var windowStart = 0, windowCount = 0
+
+    /// Connection `id`'s line with `renumbered` for its ID, into `line`; false when it cannot be read.
+    mutating func line(_ id: Int, renumbered: Int, into line: inout [UInt8]) -> Bool {
+        if window.isEmpty {
+            writer.flush()
+            if writer.failed { return false }
+            let size = min(4 << 20, max(1, writer.position))
+            window = [UInt8](unsafeUninitializedCapacity: size) { _, count in count = size }
+        }
+        guard id < index.count, index[id] != 0 else { return false }
+        let entry = index[id], offset = Int(entry >> Self.lengthBits)
+        let length = entry & Self.lengthMask == Self.lengthMask ? longLines[id]! : Int(entry & Self.lengthMask)
+        if offset < windowStart || offset + length > windowStart + windowCount {
+            if length > window.count { window = [UInt8](unsafeUninitializedCapacity: length) { _, count in count = length } }
+            windowStart = max(0, offset - window.count / 4, offset + length - window.count)
+            windowCount = window.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, off_t(windowStart)) }
+            guard windowCount >= offset + length - windowStart else { return false }
+        }
+        let from = offset - windowStart, idAt = from + Int(idOffsets[id])
+        var digits = 1, rest = id
+        while rest >= 10 { digits += 1; rest /= 10 }
+        line.removeAll(keepingCapacity: true)
+        line.append(contentsOf: window[from..<idAt])
+        line.append(contentsOf: String(renumbered).utf8)
+        line.append(contentsOf: window[(idAt + digits)..<(from + length)])
+        return true
     }
 
     /// Copies the lines in ID order into `w`, reading the file in windows. Connections finish

@@ -180,17 +180,31 @@ import Testing
         #expect(c.table.sink.closed.first?.finalizedBy == .closedTimeout)
     }
 
-    /// Past `maxClosedConnections` the least recently active closed ones go before their
-    /// timeout; open ones stay, however old.
+    /// `count` clients on ports from 1001 up whose connections to `server` fall in one group
+    /// (`ConnectionBucket`), with `idle`'s when given: the connection limits hold per group.
+    func clientsInOneGroup(_ count: Int, with idle: Endpoint? = nil) -> [Endpoint] {
+        func group(_ e: Endpoint) -> Int { ConnectionBucket.of(FlowKey(e, server).mixedHash) }
+        var found: [Endpoint] = [], port = 1000
+        let wanted = idle.map(group) ?? group(Endpoint("10.0.0.1:1001")!)
+        while found.count < count {
+            port += 1
+            let e = Endpoint("10.0.0.1:\(port)")!
+            if group(e) == wanted { found.append(e) }
+        }
+        return found
+    }
+
+    /// Past its group's share of `maxClosedConnections` the group's least recently active closed
+    /// ones go before their timeout; open ones stay, however old.
     @Test func theClosedLimitFinalizesTheLeastRecentlyActiveClosed() {
         var options = ReassemblyOptions()
-        options.maxClosedConnections = 8
+        options.maxClosedConnections = 8 * ConnectionBucket.count
         options.closedTimeout = 3600 * 1_000_000_000
         var c = Conversation(options: options)
         let idle = Endpoint("10.0.0.2:999")!
         c.send(idle, server, seq: 1, [.syn])
-        for port in 1...40 {
-            let client = Endpoint("10.0.0.1:\(port + 1000)")!
+        let clients = clientsInOneGroup(40, with: idle)
+        for client in clients {
             c.send(client, server, seq: 1, [.syn])
             c.send(client, server, seq: 2, [.rst])
         }
@@ -203,18 +217,21 @@ import Testing
         #expect(early.allSatisfy { $0.info.client != idle && $0.end == .rst })
         // The earliest closed went first: the survivors are the last ones closed.
         let survivors = sink.closed.filter { $0.finalizedBy == .endOfInput && $0.info.client != idle }
-        #expect(survivors.allSatisfy { $0.info.client.port > 1032 })
+        #expect(survivors.allSatisfy { $0.info.client.port >= clients[32].port })
     }
 
     @Test func theConnectionLimitFinalizesTheLeastRecentlyActive() {
         var options = ReassemblyOptions()
-        options.maxConnections = 4
+        options.maxConnections = 4 * ConnectionBucket.count
         var c = Conversation(options: options)
-        for port in 1...10 { c.send(Endpoint("10.0.0.1:\(port + 1000)")!, server, seq: 1, [.syn]) }
+        let clients = clientsInOneGroup(10)
+        for client in clients { c.send(client, server, seq: 1, [.syn]) }
         #expect(c.table.activeConnections <= 4)
         let sink = c.finish()
         #expect(sink.closed.count == 10)
-        #expect(sink.closed.filter { $0.finalizedBy == .connectionLimit }.count == 6)
+        let evicted = sink.closed.filter { $0.finalizedBy == .connectionLimit }
+        #expect(evicted.count == 6)
+        #expect(Set(evicted.map(\.info.client)) == Set(clients.prefix(6)), "the least recently active first")
         #expect(c.table.context.connectionLimitEvictions == 6)
     }
 }

@@ -62,3 +62,20 @@ public struct LatencyByType: Sendable {
         byType[type]!.add(microseconds)
     }
 }
+
+extension LatencyByType {
+    /// The other's type values added to these, up to the limit (past it they count as untimed:
+    /// with more than `limit` values, which were timed depends on the order they came in).
+    mutating func absorb(_ other: LatencyByType) {
+        untimed += other.untimed
+        for (type, histogram) in other.byType.sorted(by: { $0.key < $1.key }) {
+            if byType[type] != nil {
+                byType[type]!.merge(histogram)
+            } else if byType.count < Self.limit {
+                byType[type] = histogram
+            } else {
+                untimed += Int(histogram.count)
+            }
+        }
+    }
+}

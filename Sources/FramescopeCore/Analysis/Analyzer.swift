@@ -173,7 +173,7 @@ public struct Analyzer: StreamSink {
     public let choice: DissectorChoice
     /// How message bodies are checked as protobuf, on the connections it applies to.
     public let protobuf: ProtobufCheck?
-    public private(set) var context: AnalysisContext
+    public internal(set) var context: AnalysisContext
     /// The most recently finished connections, up to `maxRetainedConnections` (every finished
     /// one is in `finished` and goes to `onConnection`).
     public private(set) var connections: [ConnectionAnalysis] = []
@@ -188,12 +188,12 @@ public struct Analyzer: StreamSink {
     /// not the capture's total, when this is bounded.
     public var maxRetainedConnections = Int.max
     /// What every finished connection added up to.
-    public private(set) var finished = FinishedConnections()
+    public internal(set) var finished = FinishedConnections()
     /// Finished connections counted in `finished` but no longer in `connections`.
     public var foldedConnections: Int { finished.count - connections.count }
     /// With `--mss`: every dissected direction framed as captured too, its figures summed here,
     /// so a report shows both (its own context keeps the re-cut figures' evidence unmixed).
-    public private(set) var asCaptured: PerDirection<DirectionAnalysis>?
+    public internal(set) var asCaptured: PerDirection<DirectionAnalysis>?
     private var asCapturedContext: AnalysisContext?
 
     private let defaultPlan: FramingPlan?

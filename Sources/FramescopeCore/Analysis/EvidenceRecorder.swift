@@ -60,7 +60,11 @@ public struct EvidenceRecorder: Sendable {
 
     mutating func add(example: SplitExample) {
         found += 1
-        let key = EvidenceKey(connection: example.connection, order: found)
+        keep(example, at: EvidenceKey(connection: example.connection, order: found))
+    }
+
+    /// Keeps `example` where its key ranks among the lowest of its kind or cause.
+    private mutating func keep(_ example: SplitExample, at key: EvidenceKey) {
         let cause = Self.slot(example.kind, example.direction, example.cause)
         var evicted: [ConnectionID] = []
         if examplesByCause[cause].map({ key < $0.key }) ?? true {
@@ -87,6 +91,34 @@ public struct EvidenceRecorder: Sendable {
 
     private mutating func forgetIfUnnamed(_ id: ConnectionID) {
         if endpoints[id] != nil && !names(id) { endpoints[id] = nil }
+    }
+
+    /// Takes in the evidence another recorder kept over other connections (a worker's share of
+    /// the capture), its connections renumbered: what one recorder over all of them keeps,
+    /// since both kept the lowest of theirs. Orders found are compared only within a
+    /// connection, which one recorder saw whole.
+    public mutating func absorb(_ other: EvidenceRecorder, renumber: (ConnectionID) -> ConnectionID) {
+        total += other.total
+        found = max(found, other.found)
+        for (key, event) in other.kept.entries {
+            var e = event
+            e.connection = renumber(e.connection)
+            let k = EvidenceKey(connection: e.connection, order: key.order)
+            guard kept.admits(k) else { continue }
+            named[e.connection, default: 0] += 1
+            if let evicted = kept.insert(e, at: k) {
+                if named[evicted.connection] == 1 { named[evicted.connection] = nil } else { named[evicted.connection]! -= 1 }
+            }
+        }
+        var offered = other.examplesByKind.flatMap(\.entries)
+        for case let (key, example)? in other.examplesByCause where !offered.contains(where: { $0.key == key }) { offered.append((key, example)) }
+        for (key, example) in offered {
+            var x = example
+            x.connection = renumber(x.connection)
+            keep(x, at: EvidenceKey(connection: x.connection, order: key.order))
+        }
+        for (id, ends) in other.endpoints { endpoints[renumber(id)] = ends }
+        for id in Array(endpoints.keys) { forgetIfUnnamed(id) }
     }
 
     /// Notes the endpoints of a finishing connection if kept evidence names it.

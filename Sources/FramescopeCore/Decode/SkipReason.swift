@@ -41,3 +41,13 @@ public struct DecodeStatistics: Sendable {
 
     public subscript(reason: SkipReason) -> Int { skipped[reason.rawValue] }
 }
+
+extension DecodeStatistics {
+    public mutating func absorb(_ other: DecodeStatistics) {
+        packets += other.packets
+        tcpSegments += other.tcpSegments
+        cutSegments += other.cutSegments
+        cutBytes += other.cutBytes
+        for i in skipped.indices { skipped[i] += other.skipped[i] }
+    }
+}

@@ -66,6 +66,8 @@ public enum FinalizeReason: String, Sendable {
     var state: State
     /// Sequence number of the client's SYN, when one opened the connection.
     var clientSequence: UInt32?
+    /// Its group (`ConnectionBucket`), whose figures its buffers count in.
+    var bucket: UInt8 = 0
 
     /// Packets of both directions (each half-stream counts its own).
     var packets: Int { clientToServer.statistics.packets + serverToClient.statistics.packets }
@@ -111,6 +113,7 @@ public enum FinalizeReason: String, Sendable {
     mutating func receive<Sink: StreamSink>(
         _ segment: TCPSegment, frame: UInt64, timestamp: Timestamp, context: inout ReassemblyContext, sink: inout Sink
     ) where Sink.ConnectionState == State {
+        context.bucket = Int(bucket)
         let direction = direction(from: segment.source)
         let traits = tcp.observe(
             segment, from: direction, at: timestamp, context: &context,
@@ -128,6 +131,7 @@ public enum FinalizeReason: String, Sendable {
     mutating func skipFirstHole<Sink: StreamSink>(
         _ direction: Direction, reason: GapReason, context: inout ReassemblyContext, sink: inout Sink
     ) where Sink.ConnectionState == State {
+        context.bucket = Int(bucket)
         let route = HalfStream.Route(connection: info.id, direction: direction)
         switch direction {
         case .clientToServer: clientToServer.skipFirstHole(reason: reason, route: route, context: &context, sink: &sink, state: &state)
@@ -140,6 +144,7 @@ public enum FinalizeReason: String, Sendable {
         reason: FinalizeReason, lastSeen: Timestamp, context: inout ReassemblyContext, sink: inout Sink
     ) where Sink.ConnectionState == State {
         let id = info.id
+        context.bucket = Int(bucket)
         tcp.release(context: &context)
         clientToServer.flush(route: .init(connection: id, direction: .clientToServer), context: &context, sink: &sink, state: &state)
         serverToClient.flush(route: .init(connection: id, direction: .serverToClient), context: &context, sink: &sink, state: &state)

@@ -4,16 +4,26 @@
 @usableFromInline struct ConnectionActivity {
     @usableFromInline var lastSeen: Timestamp
     @usableFromInline var isClosed = false
+    /// The connection's group (`ConnectionBucket`), whose limits it counts against.
+    @usableFromInline var bucket: UInt8
 
-    @usableFromInline init(lastSeen: Timestamp) { self.lastSeen = lastSeen }
+    @usableFromInline init(lastSeen: Timestamp, bucket: Int) {
+        self.lastSeen = lastSeen
+        self.bucket = UInt8(bucket)
+    }
 }
 
 extension [ConnectionActivity] {
     /// The `count` least recently active slots, among the closed ones only if `closedOnly`.
-    @usableFromInline func leastRecentlyActive(_ count: Int, closedOnly: Bool) -> [Int] {
-        var candidates: [(lastSeen: Timestamp, slot: Int)] = []
-        for slot in indices where !closedOnly || self[slot].isClosed { candidates.append((self[slot].lastSeen, slot)) }
-        candidates.sort { $0.lastSeen < $1.lastSeen }
+    /// The slots of the `count` connections of `bucket` (the closed ones only, with
+    /// `closedOnly`) least recently active, the lower ID first among equals (`id` of a slot): the
+    /// same choice however the table's slots are arranged.
+    @usableFromInline func leastRecentlyActive(_ count: Int, closedOnly: Bool, bucket: Int, id: (Int) -> ConnectionID) -> [Int] {
+        var candidates: [(lastSeen: Timestamp, id: ConnectionID, slot: Int)] = []
+        for slot in indices where self[slot].bucket == bucket && (!closedOnly || self[slot].isClosed) {
+            candidates.append((self[slot].lastSeen, id(slot), slot))
+        }
+        candidates.sort { ($0.lastSeen, $0.id) < ($1.lastSeen, $1.id) }
         return candidates.prefix(count).map(\.slot)
     }
 

@@ -1,3 +1,26 @@
+/// When a flow table looks for idle and closed connections to finalize: at the first packet
+/// at or past the due time, then a quarter of the shorter timeout (at least a second) later.
+/// Apart from the table so that a reader that shares a capture's connections among tables
+/// (`--threads`) can have them all sweep after the packets one table would sweep after.
+public struct SweepSchedule: Sendable {
+    private var clock = Timestamp(nanoseconds: .min)
+    private var next = Timestamp(nanoseconds: .min)
+    private let interval: Int64
+
+    public init(options: ReassemblyOptions) {
+        interval = max(1_000_000_000, min(options.idleTimeout, options.closedTimeout) / 4)
+    }
+
+    /// Moves the clock to a packet's time (it never goes back); true when a sweep is due.
+    public mutating func advance(to timestamp: Timestamp) -> Bool {
+        guard timestamp > clock else { return false }
+        clock = timestamp
+        guard clock >= next else { return false }
+        next = Timestamp(nanoseconds: clock.nanoseconds &+ interval)
+        return true
+    }
+}
+
 /// Decodes packets, tracks connections and reassembles both directions of each, handing the
 /// streams to `Sink`. Generic over the sink so that the per-packet path has no dynamic calls.
 ///
@@ -23,14 +46,23 @@ public struct FlowTable<Sink: StreamSink> {
     /// Each connection's last activity, in the slot of its record.
     @usableFromInline var activity: [ConnectionActivity] = []
     @usableFromInline var index = FlowIndex()
-    /// Connections in `connections` that are closed (waiting out `closedTimeout`).
-    @usableFromInline var closedConnections = 0
-    private var clock = Timestamp(nanoseconds: .min)
-    private var nextSweep = Timestamp(nanoseconds: .min)
+    /// Connections in `connections`, and those of them closed (waiting out `closedTimeout`), per
+    /// group (`ConnectionBucket`): the connection limits hold per group.
+    @usableFromInline var openInBucket = [Int](repeating: 0, count: ConnectionBucket.count)
+    @usableFromInline var closedInBucket = [Int](repeating: 0, count: ConnectionBucket.count)
+    private var schedule: SweepSchedule
+    /// Whether packets move the clock that finalizes idle and closed connections (else the
+    /// table sweeps when told: `sweep(at:)`, a table with a share of the connections).
+    public var sweepsOnItsOwn = true
+    /// With `recordsFirstFrames`, the first frame of each connection opened, by ID (a table
+    /// with a share of a capture's connections: where its IDs fall among all of them).
+    public var recordsFirstFrames = false
+    public private(set) var firstFrames: [UInt64] = []
 
     public init(sink: Sink, options: ReassemblyOptions = ReassemblyOptions()) {
         self.sink = sink
         reassembly = ReassemblyContext(options: options)
+        schedule = SweepSchedule(options: options)
     }
 
     // MARK: Input
@@ -49,7 +81,7 @@ public struct FlowTable<Sink: StreamSink> {
         case .skipped(let reason):
             decodeStatistics.count(reason)
         }
-        advanceClock(to: info.timestamp)
+        if sweepsOnItsOwn && schedule.advance(to: info.timestamp) { sweep(at: info.timestamp) }
     }
 
     /// Feeds one decoded segment (tests and synthetic sources call this directly).
@@ -70,11 +102,14 @@ public struct FlowTable<Sink: StreamSink> {
         connections[slot].receive(segment, frame: frame, timestamp: timestamp, context: &reassembly, sink: &sink)
         activity[slot].lastSeen = timestamp
         if mayClose || flags.contains(.syn) {
-            let closes = mayClose && !activity[slot].isClosed && connections[slot].isClosed
-            activity[slot].isClosed = connections[slot].isClosed
-            if closes {
-                closedConnections += 1
-                if closedConnections > reassembly.options.maxClosedConnections { finalizeLeastRecentlyClosed() }
+            let (was, now) = (activity[slot].isClosed, connections[slot].isClosed)
+            activity[slot].isClosed = now
+            if was != now {
+                let bucket = Int(activity[slot].bucket)
+                closedInBucket[bucket] += now ? 1 : -1
+                if closedInBucket[bucket] > ConnectionBucket.share(of: reassembly.options.maxClosedConnections) {
+                    finalizeLeastRecentlyClosed(bucket: bucket)
+                }
             }
         }
         if reassembly.bufferedBytes > reassembly.options.maxBufferedBytesTotal { evictBufferedData() }
@@ -101,7 +136,7 @@ public struct FlowTable<Sink: StreamSink> {
         connections.removeAll()
         activity.removeAll()
         index = FlowIndex()
-        closedConnections = 0
+        for b in 0..<ConnectionBucket.count { (openInBucket[b], closedInBucket[b]) = (0, 0) }
     }
 
     // MARK: Connections
@@ -121,16 +156,20 @@ public struct FlowTable<Sink: StreamSink> {
     }
 
     private mutating func open(_ segment: TCPSegment, key: FlowKey, frame: UInt64, timestamp: Timestamp) -> Int {
-        if index.count >= reassembly.options.maxConnections { evictLeastRecentlyActive() }
+        let bucket = ConnectionBucket.of(key.mixedHash)
+        if openInBucket[bucket] >= ConnectionBucket.share(of: reassembly.options.maxConnections) { evictLeastRecentlyActive(bucket: bucket) }
+        openInBucket[bucket] += 1
         let (client, server, evidence) = roles(of: segment)
         let info = ConnectionInfo(
             id: ConnectionID(connectionsOpened), client: client, server: server, roleEvidence: evidence,
             firstFrame: frame, firstSeen: timestamp)
         connectionsOpened += 1
+        if recordsFirstFrames { firstFrames.append(frame) }
         var connection = Connection(info: info, state: sink.connectionOpened(info))
+        connection.bucket = UInt8(bucket)
         if segment.flags.contains(.syn) && !segment.flags.contains(.ack) { connection.clientSequence = segment.sequence }
         connections.append(connection)
-        activity.append(ConnectionActivity(lastSeen: timestamp))
+        activity.append(ConnectionActivity(lastSeen: timestamp, bucket: bucket))
         index.insert(key, slot: connections.count - 1)
         return connections.count - 1
     }
@@ -154,7 +193,7 @@ public struct FlowTable<Sink: StreamSink> {
 
     /// Takes the connection out of the table and the index; the last one moves into its slot.
     @usableFromInline mutating func remove(slot: Int) -> (Connection<Sink.ConnectionState>, ConnectionActivity) {
-        if activity[slot].isClosed { closedConnections -= 1 }
+        uncount(slot)
         index.remove(connections[slot].key, slot: slot)
         let last = connections.count - 1
         if slot != last {
@@ -184,10 +223,17 @@ public struct FlowTable<Sink: StreamSink> {
         for slot in slots.reversed() { discard(slot: slot) }
     }
 
+    /// A connection leaving the table leaves its group's counts.
+    @inlinable mutating func uncount(_ slot: Int) {
+        let bucket = Int(activity[slot].bucket)
+        openInBucket[bucket] -= 1
+        if activity[slot].isClosed { closedInBucket[bucket] -= 1 }
+    }
+
     /// Drops a finalized connection: the last record moves into its slot (a move, not the
     /// swap-and-copy `remove` needs to hand the record back).
     @inlinable mutating func discard(slot: Int) {
-        if activity[slot].isClosed { closedConnections -= 1 }
+        uncount(slot)
         index.remove(connections[slot].key, slot: slot)
         let last = connections.count - 1
         if slot == last {
@@ -211,30 +257,27 @@ public struct FlowTable<Sink: StreamSink> {
     // MARK: Time and limits
 
     /// Finalizes idle and closed connections as capture time passes.
-    private mutating func advanceClock(to timestamp: Timestamp) {
-        guard timestamp > clock else { return }
-        clock = timestamp
-        guard clock >= nextSweep else { return }
-        let options = reassembly.options
-        let interval = max(1_000_000_000, min(options.idleTimeout, options.closedTimeout) / 4)
-        nextSweep = Timestamp(nanoseconds: clock.nanoseconds &+ interval)
-        let due = activity.due(at: clock, options: options)
+    /// Finalizes the connections idle or closed long enough at `clock`.
+    public mutating func sweep(at clock: Timestamp) {
+        let due = activity.due(at: clock, options: reassembly.options)
         if !due.isEmpty { finalize(due) }
     }
 
     /// Past `maxConnections`: finalize the least recently active sixteenth in one pass, so a
     /// flood of new 4-tuples costs amortized O(log n) per connection.
-    @inlinable mutating func evictLeastRecentlyActive() {
-        let victims = activity.leastRecentlyActive(max(1, connections.count / 16), closedOnly: false)
+    @inlinable mutating func evictLeastRecentlyActive(bucket: Int) {
+        let victims = activity.leastRecentlyActive(max(1, openInBucket[bucket] / 16), closedOnly: false, bucket: bucket) { connections[$0].info.id }
         reassembly.countFinalized(byConnectionLimit: victims.count)
         finalize(victims, reason: .connectionLimit)
     }
 
     /// Past `maxClosedConnections`: finalize the least recently active quarter of the closed
     /// ones in one pass (a scan of the table per thousand or so closed connections).
-    @inlinable mutating func finalizeLeastRecentlyClosed() {
-        let limit = reassembly.options.maxClosedConnections
-        let victims = activity.leastRecentlyActive(max(1, closedConnections - limit + limit / 4), closedOnly: true)
+    @inlinable mutating func finalizeLeastRecentlyClosed(bucket: Int) {
+        let limit = ConnectionBucket.share(of: reassembly.options.maxClosedConnections)
+        let victims = activity.leastRecentlyActive(max(1, closedInBucket[bucket] - limit + limit / 4), closedOnly: true, bucket: bucket) {
+            connections[$0].info.id
+        }
         reassembly.countFinalized(byClosedLimit: victims.count)
         finalize(victims, reason: .closedLimit)
     }

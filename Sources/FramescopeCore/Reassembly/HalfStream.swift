@@ -192,7 +192,7 @@ struct HalfStream {
             pending[head].bytes = []
             head += 1
             bufferedCost -= segment.cost
-            context.bufferedBytes -= segment.cost
+            context.removeBuffered(segment.cost)
             let overlap = Int(min(frontier - segment.offset, Int64(segment.bytes.count)))
             let reachesPast = segment.end + Int64(segment.missingTail) > frontier
             guard reachesPast else { continue }

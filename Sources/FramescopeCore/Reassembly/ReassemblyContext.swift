@@ -3,7 +3,13 @@ public struct ReassemblyContext: Sendable {
     public var options: ReassemblyOptions
     /// Out-of-order bytes buffered now, all directions (with a per-segment overhead).
     public internal(set) var bufferedBytes = 0
-    public internal(set) var peakBufferedBytes = 0
+    /// The group (`ConnectionBucket`) of the connection being reassembled, and per group the
+    /// out-of-order bytes held now and at most: the peak a report gives is the groups' peaks
+    /// summed (at least what was held at once), the same for tables that each had some groups.
+    var bucket = 0
+    private var bufferedInBucket = [Int](repeating: 0, count: ConnectionBucket.count)
+    private var peakInBucket = [Int](repeating: 0, count: ConnectionBucket.count)
+    public var peakBufferedBytes: Int { peakInBucket.reduce(0, +) }
     /// Conflict-window bytes allocated now.
     public internal(set) var conflictWindowBytes = 0
     /// Directions that ran without a conflict window because the total was reached.
@@ -49,6 +55,17 @@ public struct ReassemblyContext: Sendable {
 
     mutating func addBuffered(_ n: Int) {
         bufferedBytes += n
-        if bufferedBytes > peakBufferedBytes { peakBufferedBytes = bufferedBytes }
+        bufferedInBucket[bucket] += n
+        if bufferedInBucket[bucket] > peakInBucket[bucket] { peakInBucket[bucket] = bufferedInBucket[bucket] }
+    }
+
+    mutating func removeBuffered(_ n: Int) {
+        bufferedBytes -= n
+        bufferedInBucket[bucket] -= n
+    }
+
+    /// Another table's group peaks (it had other groups).
+    mutating func absorbPeaks(_ other: ReassemblyContext) {
+        for b in peakInBucket.indices { peakInBucket[b] += other.peakInBucket[b] }
     }
 }

@@ -94,6 +94,17 @@ public struct ResponseTimes: Sendable {
         small[index].add(microseconds)
     }
 
+    /// Another set of connections' response times added to these.
+    mutating func absorb(_ other: ResponseTimes) {
+        paired += other.paired
+        unpaired += other.unpaired
+        unanswered += other.unanswered
+        abandoned += other.abandoned
+        if other.small.count > small.count { small += (small.count..<other.small.count).map { _ in QuantileHistogram(bits: 6) } }
+        for (i, h) in other.small.enumerated() { small[i].merge(h) }
+        for (value, h) in other.large { large[value, default: QuantileHistogram(bits: 6)].merge(h) }
+    }
+
     /// Most responses answered a request and most requests got one (nine in ten each way).
     public var looksLikeRequestResponse: Bool {
         Self.looksLikeRequestResponse(paired: paired, unpaired: unpaired, unanswered: unanswered, abandoned: abandoned)

@@ -37,19 +37,36 @@ extension Framescope {
                     choice.byServerPort[port] = spec
                 }
             }
-            let chain = try AnalysisChain(options: analysis, choice: choice, format: out.format, export: try export.selection(for: choice))
+            let selection = try export.selection(for: choice)
+            var (report, errors, selected) =
+                ShardedPipeline.applies(threads: input.threads, analysis: analysis, exporting: selection != nil)
+                ? try analyzeSharded(choice) : try analyze(choice, export: selection)
+            report.inference = inferred
+            try out.write(report)
+            if let path = export.exportMessages, let selected { try exportMessages(selected, to: path) }
+            try finish(with: errors)
+            try gates.check(report)
+        }
+
+        /// One flow table, on this thread (libpcap on a second with `--threads 2`).
+        private func analyze(_ choice: DissectorChoice, export selection: MessageExport?) throws -> (AnalysisReport, [CaptureError], MessageExport?) {
+            let chain = try AnalysisChain(options: analysis, choice: choice, format: out.format, export: selection)
             var pipeline = try CapturePipeline(input: input, limits: analysis.limits, sink: chain.sink)
             let errors = pipeline.run()
             try exitIfNothingOpened(errors, inputs: pipeline.inputs.count)
             var report = try chain.report(of: pipeline.sink, decode: pipeline.decodeStatistics, context: pipeline.context, inputs: pipeline.inputs)
             report.specSuggestions = try suggestSpecs(for: chain.listing.suggestionCandidates, input: input, limits: analysis.limits)
-            report.inference = inferred
-            try out.write(report)
-            if let path = export.exportMessages, let selected = pipeline.sink.first.context.export {
-                try exportMessages(selected, to: path)
-            }
-            try finish(with: errors)
-            try gates.check(report)
+            return (report, errors, pipeline.sink.first.context.export)
+        }
+
+        /// `--threads N` past 2: the connections shared out among N − 1 workers.
+        private func analyzeSharded(_ choice: DissectorChoice) throws -> (AnalysisReport, [CaptureError], MessageExport?) {
+            var pipeline = try ShardedPipeline(input: input, analysis: analysis, choice: choice, format: out.format)
+            let errors = pipeline.run()
+            try exitIfNothingOpened(errors, inputs: pipeline.inputs.count)
+            var (report, listing) = try pipeline.report()
+            report.specSuggestions = try suggestSpecs(for: listing.suggestionCandidates, input: input, limits: analysis.limits)
+            return (report, errors, nil)
         }
 
         /// The second pass of `--export-messages`: the frames as captured, or each message's

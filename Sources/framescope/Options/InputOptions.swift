@@ -21,8 +21,16 @@ struct InputOptions: ParsableArguments {
     @Flag(name: .long, help: "No progress display on standard error.")
     var quiet = false
 
-    @Option(name: [.customShort("t"), .long], help: "Threads: 1 reads and analyzes on one; 2 reads with libpcap on a second thread. Results are identical.")
-    var threads = 2
+    @Option(
+        name: [.customShort("t"), .customLong("threads")],
+        help: ArgumentHelp(
+            "Threads: 1 reads and analyzes on one; 2 reads with libpcap on a second; N > 2 (analyze) reads on one and shares the connections out among N − 1. Results are identical. Default: the machine's cores (at least 2).",
+            valueName: "n"))
+    var threadsGiven: Int?
+
+    /// `--threads`, or the machine's online cores (at least 2: libpcap reads beside the analysis
+    /// even on one core, which costs nothing there and keeps one default for small machines).
+    var threads: Int { threadsGiven ?? max(2, min(256, sysconf(Int32(_SC_NPROCESSORS_ONLN)))) }
 
     /// `--filter` compiled by libpcap; a bad expression is a usage error.
     func packetFilter() throws -> PacketFilter? {
@@ -34,7 +42,7 @@ struct InputOptions: ParsableArguments {
         if files.isEmpty { throw ValidationError("give at least one capture file, or '-' for standard input") }
         if let count, count <= 0 { throw ValidationError("--count must be a positive number of packets") }
         if files.filter({ $0 == "-" }).count > 1 { throw ValidationError("standard input ('-') can be read only once") }
-        if threads != 1 && threads != 2 { throw ValidationError("--threads is 1 or 2") }
+        if let threadsGiven, threadsGiven < 1 || threadsGiven > 256 { throw ValidationError("--threads is 1 to 256") }
     }
 }
 

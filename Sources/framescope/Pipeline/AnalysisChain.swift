@@ -18,25 +18,28 @@ struct AnalysisChain {
     private let messages: MessageWriter?
     private let connectionLines: OutputFile?
 
-    /// - Parameter format: the report's (JSON spills every connection it lists to a temporary file).
-    init(options: AnalysisOptions, choice: DissectorChoice, format: OutputFormat, export: MessageExport? = nil) throws {
+    /// - Parameters:
+    ///   - format: the report's (JSON spills every connection it lists to a temporary file).
+    ///   - workers: how many chains analyze a capture's connections apart (`ShardedPipeline`):
+    ///     each gets its part of the resynchronisation memory, and none writes a file as it goes.
+    init(options: AnalysisOptions, choice: DissectorChoice, format: OutputFormat, export: MessageExport? = nil, workers: Int = 1) throws {
         self.choice = choice
         let check = try options.protobuf.check(for: choice)
         var analyzer = Analyzer(
-            choice: choice, protobuf: check, maxRecoveryBytes: options.maxResyncMemory.bytes, midStream: options.midStream,
+            choice: choice, protobuf: check, maxRecoveryBytes: options.maxResyncMemory.bytes / workers, midStream: options.midStream,
             evidenceBits: options.minEvidence, recutMSS: options.recutMSS ?? 0)
         analyzer.maxRetainedConnections = 0
         analyzer.export(export)
-        connectionLines = try options.connectionsNdjson.map(createFile)
+        connectionLines = workers > 1 ? nil : try options.connectionsNdjson.map(createFile)
         let top = format == .json && options.connections != .worst ? 0 : options.top
         do {
             listing = try ConnectionListing(
                 scope: options.connections, top: top, protobuf: check, spillAll: format == .json && options.connections == .all,
-                ndjsonFD: connectionLines?.fd)
+                ndjsonFD: connectionLines?.fd, renumberable: workers > 1)
         } catch { throw Failure(message: "\(error)") }
         let listing = listing
         analyzer.onConnection = { listing.add($0) }
-        messages = try options.messages.map { try MessageWriter(path: $0) }
+        messages = workers > 1 ? nil : try options.messages.map { try MessageWriter(path: $0) }
         if let messages { analyzer.onMessage = { messages.write($0) } }
         sink = SinkPair(analyzer, FlowsCollector(retainSummaries: false))
     }

@@ -1,0 +1,117 @@
+import FramescopeCapture
+import FramescopeCore
+import FramescopeReport
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `analyze --threads N` past 2: this thread reads with libpcap and shares the connections out
+/// among N − 1 workers (`readSharded`: a connection's packets all reach one), each with its own
+/// flow table and analysis; at the end their figures, histograms, evidence and listings are
+/// combined and their connections numbered as one table numbers them (by first frame). The
+/// report is the one a single table gives (`ShardedAnalysisTests`), as long as no limit shared
+/// out among the workers binds: each has its part of `--max-buffer-total`, `--max-connections`,
+/// `--max-closed-connections` and `--max-resync-memory`.
+struct ShardedPipeline {
+    /// One worker: its analysis and table, reached only from its thread until the read ends.
+    final class Shard: @unchecked Sendable {
+        let chain: AnalysisChain
+        var table: FlowTable<AnalysisChain.Sink>
+
+        init(chain: AnalysisChain, options: ReassemblyOptions) {
+            self.chain = chain
+            table = FlowTable(sink: chain.sink, options: options)
+            table.sweepsOnItsOwn = false
+            table.recordsFirstFrames = true
+        }
+
+        func take(_ entry: ShardEntry) {
+            switch entry {
+            case .packet(let info, let bytes): table.process(bytes, info: info)
+            case .sweep(let time): table.sweep(at: time)
+            case .end: table.finish()
+            }
+        }
+    }
+
+    let shards: [Shard]
+    var reader: CaptureReader
+    let options: ReassemblyOptions
+
+    /// Options a run must not shard under: what is written as the analysis goes (messages,
+    /// connection lines, exported frames) comes in the capture's order from one table only.
+    static func applies(threads: Int, analysis: AnalysisOptions, exporting: Bool) -> Bool {
+        threads > 2 && analysis.messages == nil && analysis.connectionsNdjson == nil && !exporting
+    }
+
+    init(input: InputOptions, analysis: AnalysisOptions, choice: DissectorChoice, format: OutputFormat) throws {
+        let workers = input.threads - 1
+        options = analysis.limits.reassembly
+        var share = options
+        share.maxBufferedBytesTotal = max(1, options.maxBufferedBytesTotal / workers)
+        share.maxConflictWindowBytesTotal = options.maxConflictWindowBytesTotal / workers
+        share.maxUnackedSegments = max(1, options.maxUnackedSegments / workers)
+        shards = try (0..<workers).map { _ in
+            Shard(chain: try AnalysisChain(options: analysis, choice: choice, format: format, workers: workers), options: share)
+        }
+        reader = CaptureReader(paths: input.files, filter: try input.packetFilter(), packetLimit: input.count)
+        if !input.quiet && isatty(2) != 0 { reader.progress = Progress(paths: input.files).show }
+    }
+
+    /// Reads everything; returns the read errors.
+    mutating func run() -> [CaptureError] {
+        reader.readSharded(workers: shards.map { shard in { shard.take($0) } }, sweeps: options)
+        if reader.progress != nil { writeError("\r\u{1B}[K") }
+        return reader.errors
+    }
+
+    var inputs: [FlowsReport.Input] {
+        reader.files.map {
+            FlowsReport.Input(
+                path: $0.path, packets: $0.packets, firstFrame: $0.firstFrame, reader: $0.reader, error: $0.error?.description, timeZone: $0.timeZone,
+                frameIndex: $0.frameIndex)
+        }
+    }
+
+    /// The workers' analyses as one: the report, and the listing (its suggestion candidates).
+    func report() throws -> (AnalysisReport, ConnectionListing) {
+        let (owners, renumber) = numbering()
+        let analyzer = Analyzer.combining(shards.enumerated().map { k, shard in
+            (shard.table.sink.first, { ConnectionID(renumber[k][$0.rawValue]) })
+        })
+        var decode = DecodeStatistics(), context = ReassemblyContext(options: options)
+        for shard in shards {
+            decode.absorb(shard.table.decodeStatistics)
+            context.absorb(shard.table.context)
+        }
+        let listing: ConnectionListing
+        do { listing = try ConnectionListing.combining(shards.map(\.chain.listing), owners: owners, renumber: renumber) } catch {
+            throw Failure(message: "\(error)")
+        }
+        let flows = FlowsReport(collector: shards[0].table.sink.second, decode: decode, context: context, inputs: inputs)
+        return (AnalysisReport(analyzer: analyzer, flows: flows, choice: shards[0].chain.choice, listing: listing), listing)
+    }
+
+    /// The capture's connection IDs: every worker's connections in the order of their first
+    /// frames (one table numbers them as they open). `owners[id]` is the worker and its own ID;
+    /// `renumber[worker][its ID]` the capture's.
+    private func numbering() -> (owners: [(worker: Int, id: Int)], renumber: [[Int]]) {
+        let firstFrames = shards.map(\.table.firstFrames)
+        var renumber = firstFrames.map { [Int](repeating: 0, count: $0.count) }
+        var owners: [(worker: Int, id: Int)] = []
+        owners.reserveCapacity(firstFrames.reduce(0) { $0 + $1.count })
+        var next = [Int](repeating: 0, count: shards.count)
+        while true {
+            var earliest: Int?
+            for k in firstFrames.indices where next[k] < firstFrames[k].count {
+                if earliest.map({ firstFrames[k][next[k]] < firstFrames[$0][next[$0]] }) ?? true { earliest = k }
+            }
+            guard let k = earliest else { break }
+            renumber[k][next[k]] = owners.count
+            owners.append((k, next[k]))
+            next[k] += 1
+        }
+        return (owners, renumber)
+    }
+}
