@@ -4,24 +4,28 @@
 @usableFromInline struct ConnectionActivity {
     @usableFromInline var lastSeen: Timestamp
     @usableFromInline var isClosed = false
-    /// The connection's group (`ConnectionBucket`), whose limits it counts against.
+    /// The connection's group (`ConnectionBucket`), whose limits it counts against, and where
+    /// its slot is in the table's list of the group's slots.
     @usableFromInline var bucket: UInt8
+    @usableFromInline var placeInBucket: UInt32
 
-    @usableFromInline init(lastSeen: Timestamp, bucket: Int) {
+    @usableFromInline init(lastSeen: Timestamp, bucket: Int, placeInBucket: Int) {
         self.lastSeen = lastSeen
         self.bucket = UInt8(bucket)
+        self.placeInBucket = UInt32(placeInBucket)
     }
 }
 
 extension [ConnectionActivity] {
     /// The `count` least recently active slots, among the closed ones only if `closedOnly`.
-    /// The slots of the `count` connections of `bucket` (the closed ones only, with
-    /// `closedOnly`) least recently active, the lower ID first among equals (`id` of a slot): the
-    /// same choice however the table's slots are arranged.
-    @usableFromInline func leastRecentlyActive(_ count: Int, closedOnly: Bool, bucket: Int, id: (Int) -> ConnectionID) -> [Int] {
+    /// Of `slots` (a group's), the `count` least recently active (the closed ones only, with
+    /// `closedOnly`), the lower ID first among equals (`id` of a slot): the same choice however
+    /// the table's slots are arranged.
+    @usableFromInline func leastRecentlyActive(_ count: Int, closedOnly: Bool, among slots: [Int32], id: (Int) -> ConnectionID) -> [Int] {
         var candidates: [(lastSeen: Timestamp, id: ConnectionID, slot: Int)] = []
-        for slot in indices where self[slot].bucket == bucket && (!closedOnly || self[slot].isClosed) {
-            candidates.append((self[slot].lastSeen, id(slot), slot))
+        for s in slots {
+            let slot = Int(s)
+            if !closedOnly || self[slot].isClosed { candidates.append((self[slot].lastSeen, id(slot), slot)) }
         }
         candidates.sort { ($0.lastSeen, $0.id) < ($1.lastSeen, $1.id) }
         return candidates.prefix(count).map(\.slot)

@@ -48,8 +48,10 @@ public struct FlowTable<Sink: StreamSink> {
     @usableFromInline var index = FlowIndex()
     /// Connections in `connections`, and those of them closed (waiting out `closedTimeout`), per
     /// group (`ConnectionBucket`): the connection limits hold per group.
-    @usableFromInline var openInBucket = [Int](repeating: 0, count: ConnectionBucket.count)
     @usableFromInline var closedInBucket = [Int](repeating: 0, count: ConnectionBucket.count)
+    /// Each group's slots (a limit's victims are sought among its group's connections only; a
+    /// connection knows its place here: `ConnectionActivity.placeInBucket`).
+    @usableFromInline var slotsInBucket = [[Int32]](repeating: [], count: ConnectionBucket.count)
     private var schedule: SweepSchedule
     /// Whether packets move the clock that finalizes idle and closed connections (else the
     /// table sweeps when told: `sweep(at:)`, a table with a share of the connections).
@@ -136,7 +138,10 @@ public struct FlowTable<Sink: StreamSink> {
         connections.removeAll()
         activity.removeAll()
         index = FlowIndex()
-        for b in 0..<ConnectionBucket.count { (openInBucket[b], closedInBucket[b]) = (0, 0) }
+        for b in 0..<ConnectionBucket.count {
+            closedInBucket[b] = 0
+            slotsInBucket[b].removeAll(keepingCapacity: true)
+        }
     }
 
     // MARK: Connections
@@ -157,8 +162,7 @@ public struct FlowTable<Sink: StreamSink> {
 
     private mutating func open(_ segment: TCPSegment, key: FlowKey, frame: UInt64, timestamp: Timestamp) -> Int {
         let bucket = ConnectionBucket.of(key.mixedHash)
-        if openInBucket[bucket] >= ConnectionBucket.share(of: reassembly.options.maxConnections) { evictLeastRecentlyActive(bucket: bucket) }
-        openInBucket[bucket] += 1
+        if slotsInBucket[bucket].count >= ConnectionBucket.share(of: reassembly.options.maxConnections) { evictLeastRecentlyActive(bucket: bucket) }
         let (client, server, evidence) = roles(of: segment)
         let info = ConnectionInfo(
             id: ConnectionID(connectionsOpened), client: client, server: server, roleEvidence: evidence,
@@ -169,7 +173,8 @@ public struct FlowTable<Sink: StreamSink> {
         connection.bucket = UInt8(bucket)
         if segment.flags.contains(.syn) && !segment.flags.contains(.ack) { connection.clientSequence = segment.sequence }
         connections.append(connection)
-        activity.append(ConnectionActivity(lastSeen: timestamp, bucket: bucket))
+        activity.append(ConnectionActivity(lastSeen: timestamp, bucket: bucket, placeInBucket: slotsInBucket[bucket].count))
+        slotsInBucket[bucket].append(Int32(connections.count - 1))
         index.insert(key, slot: connections.count - 1)
         return connections.count - 1
     }
@@ -200,6 +205,7 @@ public struct FlowTable<Sink: StreamSink> {
             connections.swapAt(slot, last)
             activity.swapAt(slot, last)
             index.move(connections[slot].key, from: last, to: slot)
+            moved(to: slot)
         }
         return (connections.removeLast(), activity.removeLast())
     }
@@ -223,10 +229,17 @@ public struct FlowTable<Sink: StreamSink> {
         for slot in slots.reversed() { discard(slot: slot) }
     }
 
-    /// A connection leaving the table leaves its group's counts.
+    /// A connection leaving the table leaves its group's list (the last of the list takes its
+    /// place there) and counts.
     @inlinable mutating func uncount(_ slot: Int) {
-        let bucket = Int(activity[slot].bucket)
-        openInBucket[bucket] -= 1
+        let bucket = Int(activity[slot].bucket), place = Int(activity[slot].placeInBucket)
+        let lastPlace = slotsInBucket[bucket].count - 1
+        if place != lastPlace {
+            let other = Int(slotsInBucket[bucket][lastPlace])
+            slotsInBucket[bucket][place] = Int32(other)
+            activity[other].placeInBucket = UInt32(place)
+        }
+        slotsInBucket[bucket].removeLast()
         if activity[slot].isClosed { closedInBucket[bucket] -= 1 }
     }
 
@@ -244,6 +257,12 @@ public struct FlowTable<Sink: StreamSink> {
         connections[slot] = connections.removeLast()
         activity[slot] = activity.removeLast()
         index.move(connections[slot].key, from: last, to: slot)
+        moved(to: slot)
+    }
+
+    /// The connection now in `slot` came from the last one: its group's list says so.
+    @inlinable mutating func moved(to slot: Int) {
+        slotsInBucket[Int(activity[slot].bucket)][Int(activity[slot].placeInBucket)] = Int32(slot)
     }
 
     /// `victims`, all finalized for `reason`.
@@ -266,7 +285,9 @@ public struct FlowTable<Sink: StreamSink> {
     /// Past `maxConnections`: finalize the least recently active sixteenth in one pass, so a
     /// flood of new 4-tuples costs amortized O(log n) per connection.
     @inlinable mutating func evictLeastRecentlyActive(bucket: Int) {
-        let victims = activity.leastRecentlyActive(max(1, openInBucket[bucket] / 16), closedOnly: false, bucket: bucket) { connections[$0].info.id }
+        let victims = activity.leastRecentlyActive(max(1, slotsInBucket[bucket].count / 16), closedOnly: false, among: slotsInBucket[bucket]) {
+            connections[$0].info.id
+        }
         reassembly.countFinalized(byConnectionLimit: victims.count)
         finalize(victims, reason: .connectionLimit)
     }
@@ -275,7 +296,7 @@ public struct FlowTable<Sink: StreamSink> {
     /// ones in one pass (a scan of the table per thousand or so closed connections).
     @inlinable mutating func finalizeLeastRecentlyClosed(bucket: Int) {
         let limit = ConnectionBucket.share(of: reassembly.options.maxClosedConnections)
-        let victims = activity.leastRecentlyActive(max(1, closedInBucket[bucket] - limit + limit / 4), closedOnly: true, bucket: bucket) {
+        let victims = activity.leastRecentlyActive(max(1, closedInBucket[bucket] - limit + limit / 4), closedOnly: true, among: slotsInBucket[bucket]) {
             connections[$0].info.id
         }
         reassembly.countFinalized(byClosedLimit: victims.count)
