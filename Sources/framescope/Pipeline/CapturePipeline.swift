@@ -44,8 +44,13 @@ struct CapturePipeline<Sink: StreamSink> {
         return reader.errors
     }
 
+    var inputs: [FlowsReport.Input] { reader.inputs }
+}
+
+extension CaptureReader {
+    /// What was read from each file, as a report lists it.
     var inputs: [FlowsReport.Input] {
-        reader.files.map {
+        files.map {
             FlowsReport.Input(
                 path: $0.path, packets: $0.packets, firstFrame: $0.firstFrame, reader: $0.reader, error: $0.error?.description, timeZone: $0.timeZone,
                 frameIndex: $0.frameIndex)

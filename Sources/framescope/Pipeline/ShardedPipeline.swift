@@ -66,13 +66,7 @@ struct ShardedPipeline {
         return reader.errors
     }
 
-    var inputs: [FlowsReport.Input] {
-        reader.files.map {
-            FlowsReport.Input(
-                path: $0.path, packets: $0.packets, firstFrame: $0.firstFrame, reader: $0.reader, error: $0.error?.description, timeZone: $0.timeZone,
-                frameIndex: $0.frameIndex)
-        }
-    }
+    var inputs: [FlowsReport.Input] { reader.inputs }
 
     /// The workers' analyses as one: the report, and the listing (its suggestion candidates).
     func report() throws -> (AnalysisReport, ConnectionListing) {
