@@ -1,4 +1,5 @@
 @testable import FramescopeCore
+import FramescopeSynthetic
 import Testing
 
 @Suite struct ReassemblyTests {
@@ -218,6 +219,41 @@ import Testing
         // The earliest closed went first: the survivors are the last ones closed.
         let survivors = sink.closed.filter { $0.finalizedBy == .endOfInput && $0.info.client != idle }
         #expect(survivors.allSatisfy { $0.info.client.port >= clients[32].port })
+    }
+
+    /// Connections opening, closing, timing out and evicted in random order, with small limits:
+    /// every group's list of slots names exactly the table's connections of that group, each
+    /// where its activity entry says, and the closed counts are the closed connections.
+    @Test func eachGroupListsItsConnectionsWhateverLeavesTheTable() {
+        var options = ReassemblyOptions()
+        options.maxConnections = 2 * ConnectionBucket.count
+        options.maxClosedConnections = ConnectionBucket.count
+        options.idleTimeout = 30 * 1_000_000_000
+        options.closedTimeout = 10 * 1_000_000_000
+        var c = Conversation(options: options)
+        var random = SplitMix64(seed: 9)
+        func check() {
+            let t = c.table
+            var listed = 0
+            for b in 0..<ConnectionBucket.count {
+                for (place, slot) in t.slotsInBucket[b].enumerated() {
+                    #expect(Int(t.activity[Int(slot)].bucket) == b && Int(t.activity[Int(slot)].placeInBucket) == place)
+                }
+                listed += t.slotsInBucket[b].count
+                #expect(t.closedInBucket[b] == t.slotsInBucket[b].count(where: { t.activity[Int($0)].isClosed }))
+            }
+            #expect(listed == t.connections.count)
+        }
+        for step in 0..<4_000 {
+            let client = Endpoint("10.0.\(random.next() % 4).\(random.next() % 250 + 1):\(1000 + random.next() % 300)")!
+            let flags: TCPFlags = [[.syn], [.ack], [.fin, .ack], [.rst]][Int(random.next() % 4)]
+            c.send(client, server, seq: 1, flags, at: Int64(step / 20))
+            if step % 500 == 0 { check() }
+        }
+        check()
+        #expect(c.table.context.connectionLimitEvictions > 0 && c.table.context.closedLimitFinalized > 0, "both limits bound")
+        _ = c.finish()
+        check()
     }
 
     @Test func theConnectionLimitFinalizesTheLeastRecentlyActive() {

@@ -46,7 +46,7 @@ struct ShardedPipeline {
     }
 
     init(input: InputOptions, analysis: AnalysisOptions, choice: DissectorChoice, format: OutputFormat) throws {
-        let workers = input.threads - 1
+        let workers = min(input.threads - 1, ConnectionBucket.count)  // a worker holds whole groups
         options = analysis.limits.reassembly
         var share = options
         share.maxBufferedBytesTotal = max(1, options.maxBufferedBytesTotal / workers)
