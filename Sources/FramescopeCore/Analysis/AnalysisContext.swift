@@ -43,39 +43,52 @@ public enum MidStreamFraming: String, Sendable, CaseIterable {
     case start
 }
 
-/// Assembly latency histograms by message type value, for the first `limit` values seen: a
-/// type field read from junk cannot grow it without bound.
+/// Assembly latency histograms by message type value, for the `limit` lowest values seen: a
+/// type field read from junk cannot grow it without bound, and which values are timed does not
+/// depend on the order messages came in (workers' and shards' figures combine exactly).
 public struct LatencyByType: Sendable {
     public static let limit = 256
     public private(set) var byType: [UInt64: QuantileHistogram] = [:]
-    /// Messages of type values past the limit (not timed by type).
+    /// Messages of other type values (not timed by type).
     public private(set) var untimed = 0
+    /// The highest value timed, once `limit` are (the one a lower newcomer replaces).
+    private var highest: UInt64?
 
     mutating func add(_ microseconds: Int64, type: UInt64) {
         if byType[type] == nil {
-            guard byType.count < Self.limit else {
+            guard make(type) else {
                 untimed += 1
                 return
             }
-            byType[type] = QuantileHistogram(bits: 6)
         }
         byType[type]!.add(microseconds)
     }
-}
 
-extension LatencyByType {
-    /// The other's type values added to these, up to the limit (past it they count as untimed:
-    /// with more than `limit` values, which were timed depends on the order they came in).
+    /// Starts timing `type`, replacing the highest value timed when `limit` are and it is
+    /// lower; false when it is not to be timed.
+    private mutating func make(_ type: UInt64) -> Bool {
+        guard byType.count == Self.limit else {
+            byType[type] = QuantileHistogram(bits: 6)
+            return true
+        }
+        let top = highest ?? byType.keys.max()!
+        guard type < top else {
+            highest = top
+            return false
+        }
+        untimed += Int(byType.removeValue(forKey: top)!.count)
+        byType[type] = QuantileHistogram(bits: 6)
+        highest = byType.keys.max()
+        return true
+    }
+
+    /// Another set of connections' latencies added: the lowest values of both kept.
     mutating func absorb(_ other: LatencyByType) {
         untimed += other.untimed
-        for (type, histogram) in other.byType.sorted(by: { $0.key < $1.key }) {
-            if byType[type] != nil {
-                byType[type]!.merge(histogram)
-            } else if byType.count < Self.limit {
-                byType[type] = histogram
-            } else {
-                untimed += Int(histogram.count)
-            }
+        for (type, histogram) in other.byType { byType[type, default: QuantileHistogram(bits: 6)].merge(histogram) }
+        if byType.count > Self.limit {
+            for type in byType.keys.sorted().dropFirst(Self.limit) { untimed += Int(byType.removeValue(forKey: type)!.count) }
         }
+        highest = nil
     }
 }
