@@ -223,57 +223,51 @@ private struct Spill {
     /// with the capture's IDs.
     var idOffsets: [UInt32] = []
     var keepsIDOffsets = false
-    /// What `line` last read, and from where: a worker's lines are asked for in its ID order.
+    /// The window of the file `read` last filled, and where it starts: lines are asked for in
+    /// (nearly) file order.
     private var window: [UInt8] = []
-    private var windowStart = 0, windowCount = 0
+    private var windowStart = 0, windowCount = 0, lead = 0
 
-    /// Connection `id`'s line with `renumbered` for its ID, into `line`; false when it cannot be read.
-    mutating func line(_ id: Int, renumbered: Int, into line: inout [UInt8]) -> Bool {
+    /// Calls `body` with connection `id`'s line and where its ID starts in it (with
+    /// `keepsIDOffsets`); false when the line cannot be read. Connections finish in nearly the
+    /// order they opened, give or take the ones open at once, so a window read from a quarter
+    /// of its first size before the line it misses serves the neighbours on both sides.
+    private mutating func read(_ id: Int, _ body: (UnsafeRawBufferPointer, Int) -> Void) -> Bool {
         if window.isEmpty {
             writer.flush()
             if writer.failed { return false }
             let size = min(4 << 20, max(1, writer.position))
+            // Not zeroed: pread fills what is read (zeroing 4 MiB cost 3 M instructions a report).
             window = [UInt8](unsafeUninitializedCapacity: size) { _, count in count = size }
+            lead = size / 4
         }
         guard id < index.count, index[id] != 0 else { return false }
         let entry = index[id], offset = Int(entry >> Self.lengthBits)
         let length = entry & Self.lengthMask == Self.lengthMask ? longLines[id]! : Int(entry & Self.lengthMask)
         if offset < windowStart || offset + length > windowStart + windowCount {
             if length > window.count { window = [UInt8](unsafeUninitializedCapacity: length) { _, count in count = length } }
-            windowStart = max(0, offset - window.count / 4, offset + length - window.count)
+            windowStart = max(0, offset - lead, offset + length - window.count)
             windowCount = window.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, off_t(windowStart)) }
             guard windowCount >= offset + length - windowStart else { return false }
         }
-        let from = offset - windowStart, idAt = from + Int(idOffsets[id])
-        var digits = 1, rest = id
-        while rest >= 10 { digits += 1; rest /= 10 }
-        line.removeAll(keepingCapacity: true)
-        line.append(contentsOf: window[from..<idAt])
-        line.append(contentsOf: String(renumbered).utf8)
-        line.append(contentsOf: window[(idAt + digits)..<(from + length)])
+        window.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[(offset - windowStart)...].prefix(length)), keepsIDOffsets ? Int(idOffsets[id]) : 0) }
         return true
     }
 
-    /// Copies the lines in ID order into `w`, reading the file in windows. Connections finish
-    /// in nearly the order they opened, give or take the ones open at once, so a window read
-    /// from a quarter of its size before the line it misses serves the neighbours on both sides.
+    /// Connection `id`'s line with `renumbered` for its ID, into `line`; false when it cannot be read.
+    mutating func line(_ id: Int, renumbered: Int, into line: inout [UInt8]) -> Bool {
+        read(id) { bytes, idAt in
+            line.removeAll(keepingCapacity: true)
+            line.append(contentsOf: bytes[..<idAt])
+            line.append(contentsOf: String(renumbered).utf8)
+            line.append(contentsOf: bytes[(idAt + String(id).utf8.count)...])
+        }
+    }
+
+    /// Copies the lines in ID order into `w`.
     mutating func copy(to w: inout JSONWriter) -> Bool {
-        writer.flush()
-        if writer.failed { return false }
-        let size = min(4 << 20, max(1, writer.position))
-        // Not zeroed: pread fills what is read (zeroing 4 MiB cost 3 M instructions a report).
-        var window = [UInt8](unsafeUninitializedCapacity: size) { _, count in count = size }
-        var windowStart = 0, windowCount = 0
         for (id, entry) in index.enumerated() where entry != 0 {
-            let offset = Int(entry >> Self.lengthBits)
-            let length = entry & Self.lengthMask == Self.lengthMask ? longLines[id]! : Int(entry & Self.lengthMask)
-            if offset < windowStart || offset + length > windowStart + windowCount {
-                if length > window.count { window = [UInt8](unsafeUninitializedCapacity: length) { _, count in count = length } }
-                windowStart = max(0, offset - size / 4, offset + length - window.count)
-                windowCount = window.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, off_t(windowStart)) }
-                guard windowCount >= offset + length - windowStart else { return false }
-            }
-            window.withUnsafeBytes { w.encodedMember(UnsafeRawBufferPointer(rebasing: $0[(offset - windowStart)...].prefix(length))) }
+            guard read(id, { bytes, _ in w.encodedMember(bytes) }) else { return false }
         }
         return true
     }

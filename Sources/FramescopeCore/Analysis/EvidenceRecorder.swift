@@ -25,14 +25,16 @@ public struct EvidenceRecorder: Sendable {
     mutating func add(_ connection: ConnectionID, _ event: @autoclosure () -> AnalysisEvent) {
         total += 1
         found += 1
-        let key = EvidenceKey(connection: connection, order: found)
+        keep(event(), at: EvidenceKey(connection: connection, order: found))
+    }
+
+    /// Keeps `event` if its key ranks among the lowest (built only then).
+    private mutating func keep(_ event: @autoclosure () -> AnalysisEvent, at key: EvidenceKey) {
         guard kept.admits(key) else { return }
-        named[connection, default: 0] += 1
-        if let evicted = kept.insert(event(), at: key) {
-            let id = evicted.connection
-            if named[id] == 1 { named[id] = nil } else { named[id]! -= 1 }
-            forgetIfUnnamed(id)
-        }
+        named[key.connection, default: 0] += 1
+        guard let evicted = kept.insert(event(), at: key)?.connection else { return }
+        if named[evicted] == 1 { named[evicted] = nil } else { named[evicted]! -= 1 }
+        forgetIfUnnamed(evicted)
     }
 
     mutating func add(_ event: AnalysisEvent) { add(event.connection, event) }
@@ -44,10 +46,13 @@ public struct EvidenceRecorder: Sendable {
     private var examplesByCause = [(key: EvidenceKey, example: SplitExample)?](repeating: nil, count: 4 * SplitCause.allCases.count)
 
     /// The kept examples by connection, each one's in the order found.
-    public var examples: [SplitExample] {
+    public var examples: [SplitExample] { keptExamples.sorted { $0.key < $1.key }.map(\.item) }
+
+    /// Every example kept, for its kind or its cause, once.
+    private var keptExamples: [(key: EvidenceKey, item: SplitExample)] {
         var all = examplesByKind.flatMap(\.entries)
         for case let (key, example)? in examplesByCause where !all.contains(where: { $0.key == key }) { all.append((key, example)) }
-        return all.sorted { $0.key < $1.key }.map(\.item)
+        return all
     }
 
     /// Whether an example of `kind` found next in `connection` would be kept (checked per
@@ -100,24 +105,17 @@ public struct EvidenceRecorder: Sendable {
     public mutating func absorb(_ other: EvidenceRecorder, renumber: (ConnectionID) -> ConnectionID) {
         total += other.total
         found = max(found, other.found)
+        for (id, ends) in other.endpoints { endpoints[renumber(id)] = ends }
         for (key, event) in other.kept.entries {
             var e = event
             e.connection = renumber(e.connection)
-            let k = EvidenceKey(connection: e.connection, order: key.order)
-            guard kept.admits(k) else { continue }
-            named[e.connection, default: 0] += 1
-            if let evicted = kept.insert(e, at: k) {
-                if named[evicted.connection] == 1 { named[evicted.connection] = nil } else { named[evicted.connection]! -= 1 }
-            }
+            keep(e, at: EvidenceKey(connection: e.connection, order: key.order))
         }
-        var offered = other.examplesByKind.flatMap(\.entries)
-        for case let (key, example)? in other.examplesByCause where !offered.contains(where: { $0.key == key }) { offered.append((key, example)) }
-        for (key, example) in offered {
+        for (key, example) in other.keptExamples {
             var x = example
             x.connection = renumber(x.connection)
             keep(x, at: EvidenceKey(connection: x.connection, order: key.order))
         }
-        for (id, ends) in other.endpoints { endpoints[renumber(id)] = ends }
         for id in Array(endpoints.keys) { forgetIfUnnamed(id) }
     }
 
