@@ -76,6 +76,35 @@ import Testing
         }
     }
 
+    /// Connections finish in an order of their own (here the closed limit finalizes them as they
+    /// close, some hundreds of places after their ID), while the listing is in ID order: read back
+    /// from the spill in batches (3.4 MB of lines: two batches and more), each line is still the
+    /// one streamed as the connection finished, and workers' spills combine to the same bytes.
+    @Test func aListingReadBackInBatchesKeepsIDOrder() throws {
+        let capture = scratchDirectory + "framescope-listing-order-\(UUID().uuidString).pcap"
+        let made = try cli.run(["synth", "--size", "20M", "--flows", "500", "--connection-size", "2K", "--seed", "3", "-o", capture])
+        #expect(made.status == 0, "\(made.stderr)")
+        let (report, lines) = (capture + ".json", capture + ".ndjson")
+        let options = ["analyze", capture, "--dissector", "varint", "--format", "json", "--max-closed-connections", "64", "--quiet"]
+        #expect(try cli.run(options + ["-o", report, "--connections-ndjson", lines]).status == 0)
+        let streamed = try String(contentsOfFile: lines, encoding: .utf8).split(separator: "\n").map {
+            try JSONSerialization.jsonObject(with: Data($0.utf8)) as! [String: Any]
+        }
+        let finishOrder = streamed.map { $0["id"] as! Int }
+        #expect(finishOrder.count > 2000)
+        #expect(finishOrder.enumerated().contains { abs($0.offset - $0.element) > 300 })
+        let json = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: report))) as! [String: Any]
+        let listed = try #require(json["connections"] as? [[String: Any]])
+        #expect(listed.map { $0["id"] as! Int } == Array(0..<finishOrder.count))
+        for line in streamed {
+            #expect(NSDictionary(dictionary: line).isEqual(to: listed[line["id"] as! Int]), "connection \(line["id"]!)")
+        }
+        // Three workers' spills, each read back in its own batches, under the capture's IDs.
+        let sharded = capture + ".t3.json"
+        #expect(try cli.run(options + ["-o", sharded, "--threads", "3"]).status == 0)
+        #expect(FileManager.default.contentsEqual(atPath: report, andPath: sharded))
+    }
+
     @Test func humanFormatsListTheTopWorstAndSayHowManyMore() throws {
         let all = try json([])
         let total = try #require((all["totals"] as? [String: Any])?["connections"] as? Int)
