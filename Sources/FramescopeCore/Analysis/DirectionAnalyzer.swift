@@ -334,7 +334,8 @@ struct DirectionAnalyzer {
         let (failure, counted) = inspection.finish(frame: ledger.segment.frame)
         analysis.protobufChecked += 1
         guard let failure else {
-            analysis.countedValues.add(counted)
+            // (Without `--count-by` every value is the default: counting it allocated per direction.)
+            if inspection.counts { analysis.countedValues.add(counted) }
             return
         }
         analysis.protobufInvalid += 1

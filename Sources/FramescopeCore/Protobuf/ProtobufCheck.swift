@@ -29,11 +29,14 @@ final class BodyRules: Sendable {
     /// `schema != nil`, read per body without the optional struct's value witnesses.
     let hasSchema: Bool
     let countDefault: UInt64
+    /// Whether valid bodies are counted by a field (`--count-by`): only then are the counts read.
+    let counts: Bool
 
     init(schema: ProtobufSchema?) {
         self.schema = schema
         hasSchema = schema != nil
         countDefault = schema?.countDefault ?? 0
+        counts = schema?.countBy != nil
     }
 
     /// For directions whose bodies go unchecked.
@@ -53,6 +56,8 @@ struct BodyInspection {
     /// The verdict of a body checked whole (`checkWhole`), until `finish` hands it out.
     private var wholeVerdict: (failure: (reason: ProtobufFailure, at: Int64)?, counted: UInt64)?
     private var detail = OutOfLine<Detail>()
+    /// Whether the values `finish` hands out are wanted (`--count-by`).
+    var counts: Bool { rules.counts }
 
     /// The streaming scanner and the evidence of the body being checked.
     private struct Detail: Blank {
