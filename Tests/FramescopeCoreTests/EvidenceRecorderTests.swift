@@ -107,4 +107,76 @@ import Testing
         recorder.add(event(9))  // past the cap and above the kept: counted only
         #expect(recorder.total == 5 && recorder.events.count == 2)
     }
+
+    /// Connections shared out among four recorders (each numbering its own from 0, as workers
+    /// do) and taken in by a fifth: the events, examples and endpoints of one recorder over all.
+    /// A connection with two examples, the first evicted while it is taken in and the second
+    /// kept, keeps its endpoints.
+    @Test func recordersOfSharesCombineIntoOne() {
+        let perConnection = evidence(connections: 120, perConnection: 0...12, seed: 11)
+        func info(_ c: Int) -> ConnectionInfo {
+            ConnectionInfo(
+                id: ConnectionID(c), client: Endpoint(address: IPAddress(ipv4: 1), port: UInt16(1000 + c)),
+                server: Endpoint(address: IPAddress(ipv4: 2), port: 80), roleEvidence: .syn, firstFrame: UInt64(c), firstSeen: Timestamp(nanoseconds: 0))
+        }
+        func run(_ connections: [Int], local: (Int) -> Int) -> EvidenceRecorder {
+            var recorder = EvidenceRecorder(limit: 300)
+            for c in connections {
+                for var f in perConnection[c] {
+                    f.event?.connection = ConnectionID(local(c))
+                    f.example?.connection = ConnectionID(local(c))
+                    if let e = f.event { recorder.add(e.connection, e) }
+                    if let x = f.example, recorder.wantsExample(x.kind, x.direction, x.cause, in: x.connection) { recorder.add(example: x) }
+                }
+                var finished = info(c)
+                finished.id = ConnectionID(local(c))
+                recorder.connectionFinished(finished)
+            }
+            return recorder
+        }
+        let whole = run(Array(perConnection.indices)) { $0 }
+        for shares in [4, 3, 7] {
+            var combined = EvidenceRecorder(limit: 300)
+            for share in 0..<shares {
+                let mine = perConnection.indices.filter { $0 % shares == share }
+                let part = run(mine) { mine.firstIndex(of: $0)! }
+                combined.absorb(part) { ConnectionID(mine[$0.rawValue]) }
+            }
+            #expect(combined.events == whole.events)
+            #expect(combined.examples == whole.examples)
+            #expect(combined.total == whole.total)
+            let named = Set(combined.examples.map(\.connection) + combined.events.map(\.connection))
+            #expect(Set(combined.endpoints.keys) == named && Set(whole.endpoints.keys) == named)
+            for (id, ends) in combined.endpoints { #expect(ends.client == info(id.rawValue).client) }
+        }
+    }
+
+    /// The case a corpus capture met with five threads: a worker's connection with two examples,
+    /// the first evicted by a lower connection's while the worker is taken in, the second kept.
+    @Test func aConnectionKeepsItsEndpointsWhenOneOfItsExamplesIsEvicted() {
+        func example(_ c: Int, _ direction: Direction) -> SplitExample {
+            SplitExample(
+                kind: .merged, connection: ConnectionID(c), direction: direction, offset: 0, length: 0, firstFrame: 0, lastFrame: 0,
+                count: 2, timestamp: Timestamp(nanoseconds: 0), cause: .writes)
+        }
+        func info(_ c: Int) -> ConnectionInfo {
+            ConnectionInfo(
+                id: ConnectionID(c), client: Endpoint(address: IPAddress(ipv4: 1), port: UInt16(1000 + c)),
+                server: Endpoint(address: IPAddress(ipv4: 2), port: 80), roleEvidence: .syn, firstFrame: UInt64(c), firstSeen: Timestamp(nanoseconds: 0))
+        }
+        var first = EvidenceRecorder(), second = EvidenceRecorder(), combined = EvidenceRecorder()
+        for c in [2, 5] {
+            first.add(example: example(c, .clientToServer))
+            first.connectionFinished(info(c))
+        }
+        second.add(example: example(6, .clientToServer))
+        second.add(example: example(6, .serverToClient))
+        second.connectionFinished(info(6))
+        second.add(example: example(3, .clientToServer))
+        second.connectionFinished(info(3))
+        combined.absorb(first) { $0 }
+        combined.absorb(second) { $0 }
+        #expect(combined.examples.map(\.connection.rawValue).sorted() == [2, 3, 5, 6])
+        #expect(combined.endpoints[ConnectionID(6)]?.client == info(6).client)
+    }
 }

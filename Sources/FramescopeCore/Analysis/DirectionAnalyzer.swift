@@ -335,7 +335,7 @@ struct DirectionAnalyzer {
         analysis.protobufChecked += 1
         guard let failure else {
             // (Without `--count-by` every value is the default: counting it allocated per direction.)
-            if inspection.counts { analysis.countedValues.add(counted) }
+            if inspection.counts { analysis.countProtobufValue(counted) }
             return
         }
         analysis.protobufInvalid += 1

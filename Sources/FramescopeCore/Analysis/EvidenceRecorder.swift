@@ -101,11 +101,12 @@ public struct EvidenceRecorder: Sendable {
     /// Takes in the evidence another recorder kept over other connections (a worker's share of
     /// the capture), its connections renumbered: what one recorder over all of them keeps,
     /// since both kept the lowest of theirs. Orders found are compared only within a
-    /// connection, which one recorder saw whole.
+    /// connection, which one recorder saw whole. The other's endpoints come last, for what its
+    /// connections still name: taken first, one connection's endpoints were forgotten when its
+    /// first example was evicted, before its second (kept) was taken in.
     public mutating func absorb(_ other: EvidenceRecorder, renumber: (ConnectionID) -> ConnectionID) {
         total += other.total
         found = max(found, other.found)
-        for (id, ends) in other.endpoints { endpoints[renumber(id)] = ends }
         for (key, event) in other.kept.entries {
             var e = event
             e.connection = renumber(e.connection)
@@ -116,7 +117,7 @@ public struct EvidenceRecorder: Sendable {
             x.connection = renumber(x.connection)
             keep(x, at: EvidenceKey(connection: x.connection, order: key.order))
         }
-        for id in Array(endpoints.keys) { forgetIfUnnamed(id) }
+        for (id, ends) in other.endpoints where names(renumber(id)) { endpoints[renumber(id)] = ends }
     }
 
     /// Notes the endpoints of a finishing connection if kept evidence names it.

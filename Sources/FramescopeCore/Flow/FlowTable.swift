@@ -61,6 +61,13 @@ public struct FlowTable<Sink: StreamSink> {
     public var recordsFirstFrames = false
     public private(set) var firstFrames: [UInt64] = []
 
+    /// `firstFrames`, handed over and no longer held (8 bytes a connection).
+    public mutating func takeFirstFrames() -> [UInt64] {
+        var taken: [UInt64] = []
+        swap(&taken, &firstFrames)
+        return taken
+    }
+
     public init(sink: Sink, options: ReassemblyOptions = ReassemblyOptions()) {
         self.sink = sink
         reassembly = ReassemblyContext(options: options)

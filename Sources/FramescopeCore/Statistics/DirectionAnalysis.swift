@@ -7,7 +7,6 @@ public struct DirectionAnalysis: Sendable, Equatable {
     public var messages = 0
     public var messageBytes: Int64 = 0
     public var sizes = QuantileHistogram()
-    private var typeCounts = ValueCounts()
     /// Segments that carried bytes this dissector looked at (contributed new stream bytes).
     public var segments = 0
     /// Messages whose bytes arrived in two or more segments, and segments per message.
@@ -25,8 +24,25 @@ public struct DirectionAnalysis: Sendable, Equatable {
     /// Bodies checked as protobuf (the invalid ones are anomalies), and the valid ones by the
     /// value of the schema's count field.
     public var protobufChecked = 0
-    var countedValues = ValueCounts()
+    /// Messages by type (all, partial, glued) and valid bodies by the count field's value: only
+    /// with a type field or `--count-by`, so out of line (empty tallies in place were 32 bytes a
+    /// direction, and 32 more in every direction's split causes).
+    private var tallies = OutOfLine<Tallies>()
     private var anomalies = OutOfLine<Anomalies>()
+
+    struct Tallies: Sendable, Equatable, Blank {
+        var types = ValueCounts()
+        var partialTypes = ValueCounts()
+        var gluedTypes = ValueCounts()
+        var protobuf = ValueCounts()
+
+        mutating func merge(_ other: Tallies) {
+            types.merge(other.types)
+            partialTypes.merge(other.partialTypes)
+            gluedTypes.merge(other.gluedTypes)
+            protobuf.merge(other.protobuf)
+        }
+    }
     private var causes = OutOfLine<SplitCauses>()
 
     struct Anomalies: Sendable, Equatable, Blank {
@@ -172,31 +188,32 @@ public struct DirectionAnalysis: Sendable, Equatable {
     }
 
     /// Messages by type value, when the dissector reads a type.
-    public var types: [UInt64: Int] { typeCounts.all }
+    public var types: [UInt64: Int] { tallies.stored?.value.types.all ?? [:] }
 
     /// Partial messages by type value.
-    public var partialTypes: [UInt64: Int] { causes.stored?.value.partialTypes.all ?? [:] }
+    public var partialTypes: [UInt64: Int] { tallies.stored?.value.partialTypes.all ?? [:] }
 
-    mutating func countPartialType(_ value: UInt64) { causes.value.partialTypes.add(value) }
+    mutating func countPartialType(_ value: UInt64) { tallies.value.partialTypes.add(value) }
 
     /// Messages by type value that shared a segment with another message (a merged segment
     /// carried them): what a one-read-one-message receiver sees glued.
-    public var gluedTypes: [UInt64: Int] { causes.stored?.value.gluedTypes.all ?? [:] }
+    public var gluedTypes: [UInt64: Int] { tallies.stored?.value.gluedTypes.all ?? [:] }
 
-    mutating func countGluedType(_ value: UInt64) { causes.value.gluedTypes.add(value) }
+    mutating func countGluedType(_ value: UInt64) { tallies.value.gluedTypes.add(value) }
 
     /// Valid protobuf bodies by the value of the schema's count field.
-    public var protobufCounts: [UInt64: Int] { countedValues.all }
+    public var protobufCounts: [UInt64: Int] { tallies.stored?.value.protobuf.all ?? [:] }
 
-    mutating func countType(_ value: UInt64) { typeCounts.add(value) }
+    mutating func countType(_ value: UInt64) { tallies.value.types.add(value) }
+
+    mutating func countProtobufValue(_ value: UInt64) { tallies.value.protobuf.add(value) }
 
     public mutating func merge(_ o: DirectionAnalysis) {
         messages += o.messages
         messageBytes += o.messageBytes
         sizes.merge(o.sizes)
-        typeCounts.merge(o.typeCounts)
         protobufChecked += o.protobufChecked
-        countedValues.merge(o.countedValues)
+        if let other = o.tallies.stored?.value { tallies.value.merge(other) }
         segments += o.segments
         partialMessages += o.partialMessages
         segmentsPerMessage.merge(o.segmentsPerMessage)

@@ -106,13 +106,9 @@ public struct CauseCounts: Sendable, Equatable {
 struct SplitCauses: Sendable, Equatable, Blank {
     var partial = CauseCounts()
     var merged = CauseCounts()
-    var partialTypes = ValueCounts()
-    var gluedTypes = ValueCounts()
 
     mutating func merge(_ other: SplitCauses) {
         partial.merge(other.partial)
         merged.merge(other.merged)
-        partialTypes.merge(other.partialTypes)
-        gluedTypes.merge(other.gluedTypes)
     }
 }

@@ -70,7 +70,7 @@ struct ShardedPipeline {
 
     /// The workers' analyses as one: the report, and the listing (its suggestion candidates).
     func report() throws -> (AnalysisReport, ConnectionListing) {
-        let (owners, renumber) = numbering()
+        let renumber = numbering()
         let analyzer = Analyzer.combining(shards.enumerated().map { k, shard in
             (shard.table.sink.first, { ConnectionID(renumber[k][$0.rawValue]) })
         })
@@ -80,7 +80,7 @@ struct ShardedPipeline {
             context.absorb(shard.table.context)
         }
         let listing: ConnectionListing
-        do { listing = try ConnectionListing.combining(shards.map(\.chain.listing), owners: owners, renumber: renumber) } catch {
+        do { listing = try ConnectionListing.combining(shards.map(\.chain.listing), renumber: renumber) } catch {
             throw Failure(message: "\(error)")
         }
         let flows = FlowsReport(collector: shards[0].table.sink.second, decode: decode, context: context, inputs: inputs)
@@ -88,24 +88,22 @@ struct ShardedPipeline {
     }
 
     /// The capture's connection IDs: every worker's connections in the order of their first
-    /// frames (one table numbers them as they open). `owners[id]` is the worker and its own ID;
-    /// `renumber[worker][its ID]` the capture's.
-    private func numbering() -> (owners: [(worker: Int, id: Int)], renumber: [[Int]]) {
-        let firstFrames = shards.map(\.table.firstFrames)
+    /// frames (one table numbers them as they open): `renumber[worker][its ID]` is the capture's.
+    /// Once: the tables hand their first frames over.
+    private func numbering() -> [[Int]] {
+        let firstFrames = shards.map { $0.table.takeFirstFrames() }
         var renumber = firstFrames.map { [Int](repeating: 0, count: $0.count) }
-        var owners: [(worker: Int, id: Int)] = []
-        owners.reserveCapacity(firstFrames.reduce(0) { $0 + $1.count })
-        var next = [Int](repeating: 0, count: shards.count)
+        var next = [Int](repeating: 0, count: shards.count), numbered = 0
         while true {
             var earliest: Int?
             for k in firstFrames.indices where next[k] < firstFrames[k].count {
                 if earliest.map({ firstFrames[k][next[k]] < firstFrames[$0][next[$0]] }) ?? true { earliest = k }
             }
             guard let k = earliest else { break }
-            renumber[k][next[k]] = owners.count
-            owners.append((k, next[k]))
+            renumber[k][next[k]] = numbered
+            numbered += 1
             next[k] += 1
         }
-        return (owners, renumber)
+        return renumber
     }
 }
