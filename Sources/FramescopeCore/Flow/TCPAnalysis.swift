@@ -8,22 +8,39 @@ public struct TCPFigures: Sendable, Equatable {
     public var ackRTT = RTTSummary()
     /// ACKs the receiver repeated: same ACK, window and sequence number, no data
     /// (`tcp.analysis.duplicate_ack`). The receiver saw a hole: a segment was lost or reordered.
-    public var duplicateAcks = 0
+    public var duplicateAcks: Int {
+        get { trouble.stored?.value.duplicateAcks ?? 0 }
+        set { trouble.value.duplicateAcks = newValue }
+    }
     /// Segments in which the receiver announced a window of zero (`tcp.analysis.zero_window`):
     /// its application stopped reading.
-    public var zeroWindows = 0
+    public var zeroWindows: Int {
+        get { trouble.stored?.value.zeroWindows ?? 0 }
+        set { trouble.value.zeroWindows = newValue }
+    }
     /// Segments of this direction that filled the receiver's advertised window to its edge
     /// (`tcp.analysis.window_full`; needs the window scale, so both SYNs): the receiver is the
     /// bottleneck.
-    public var windowFull = 0
+    public var windowFull: Int {
+        get { trouble.stored?.value.windowFull ?? 0 }
+        set { trouble.value.windowFull = newValue }
+    }
+    /// The three counters above, which a healthy direction never touches: out of line (24 bytes
+    /// fewer in each half-stream of every connection record).
+    private var trouble = OutOfLine<Trouble>()
+
+    struct Trouble: Sendable, Equatable, Blank {
+        var duplicateAcks = 0, zeroWindows = 0, windowFull = 0
+    }
 
     public init() {}
 
     public mutating func merge(_ other: TCPFigures) {
         ackRTT.merge(other.ackRTT)
-        duplicateAcks += other.duplicateAcks
-        zeroWindows += other.zeroWindows
-        windowFull += other.windowFull
+        guard let theirs = other.trouble.stored?.value else { return }
+        trouble.value.duplicateAcks += theirs.duplicateAcks
+        trouble.value.zeroWindows += theirs.zeroWindows
+        trouble.value.windowFull += theirs.windowFull
     }
 }
 
@@ -95,8 +112,19 @@ struct TCPAnalysis {
     struct UnackedList {
         var entries: [Unacked] = []
         var head: Int32 = 0
-        var tail: Int32 = 0
-        var ordered = true
+        /// `tail`, its top bit set while the entries are out of order: 16 bytes a list, not 24
+        /// (every connection record holds two; a list holds at most 10,000 entries).
+        private var tailAndDisorder: UInt32 = 0
+
+        var tail: Int32 {
+            get { Int32(bitPattern: tailAndDisorder & 0x7FFF_FFFF) }
+            set { tailAndDisorder = tailAndDisorder & 0x8000_0000 | UInt32(bitPattern: newValue) }
+        }
+
+        var ordered: Bool {
+            get { tailAndDisorder & 0x8000_0000 == 0 }
+            set { tailAndDisorder = newValue ? tailAndDisorder & 0x7FFF_FFFF : tailAndDisorder | 0x8000_0000 }
+        }
 
         var count: Int { Int(tail - head) }
     }

@@ -24,6 +24,10 @@ struct HalfStream {
     // Fields ordered widest first, the small ones packed at the end: 50,000 open connections
     // hold two each, so every padding byte counts 100,000 times (`FootprintTests`).
     var statistics = DirectionStatistics()
+    // Two flags in the statistics' tail padding (declared after them, not at the end, where
+    // they took a word of their own).
+    private var started = false
+    var windowDenied = false
     /// Stream offset of the next byte to deliver.
     private(set) var frontier: Int64 = 0
     /// Bytes delivered so far (the gap-free offset of `frontier`).
@@ -38,8 +42,6 @@ struct HalfStream {
     private var base: UInt32 = 0
     /// `head` as stored (a direction buffers at most `maxBufferedSegmentsPerDirection`).
     private var headIndex: Int32 = 0
-    private var started = false
-    var windowDenied = false
 
     var head: Int {
         get { Int(headIndex) }
