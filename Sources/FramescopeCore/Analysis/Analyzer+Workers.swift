@@ -32,8 +32,8 @@ extension FinishedConnections {
     mutating func absorb(_ other: FinishedConnections) {
         count += other.count
         dissected += other.dissected
-        directions.clientToServer.merge(other.directions.clientToServer)
-        directions.serverToClient.merge(other.directions.serverToClient)
+        directions.clientToServer.mergeCounts(other.directions.clientToServer)
+        directions.serverToClient.mergeCounts(other.directions.serverToClient)
         segmentsOverMSS += other.segmentsOverMSS
         undissectedConnectionBytes += other.undissectedConnectionBytes
         if let first = other.firstSeen { firstSeen = min(firstSeen ?? first, first) }

@@ -62,8 +62,8 @@ public final class ConnectionAnalysis: Sendable {
     /// Adds the figures of both directions to `totals`.
     func addFigures(to totals: inout PerDirection<DirectionAnalysis>) {
         guard isDissected else { return }
-        totals.clientToServer.merge(figures.clientToServer)
-        totals.serverToClient.merge(figures.serverToClient)
+        totals.clientToServer.mergeCounts(figures.clientToServer)
+        totals.serverToClient.mergeCounts(figures.serverToClient)
     }
 }
 

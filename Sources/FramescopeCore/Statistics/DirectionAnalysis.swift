@@ -209,9 +209,17 @@ public struct DirectionAnalysis: Sendable, Equatable {
     mutating func countProtobufValue(_ value: UInt64) { tallies.value.protobuf.add(value) }
 
     public mutating func merge(_ o: DirectionAnalysis) {
+        mergeCounts(o)
+        sizes.merge(o.sizes)
+        assemblyLatencyMicroseconds.merge(o.assemblyLatencyMicroseconds)
+    }
+
+    /// `merge` without the two distributions: for the totals over finished connections, whose
+    /// distributions the report takes from the analyzer's finer histograms of every message
+    /// (merging each connection's coarse ones into them was work for nothing).
+    mutating func mergeCounts(_ o: DirectionAnalysis) {
         messages += o.messages
         messageBytes += o.messageBytes
-        sizes.merge(o.sizes)
         protobufChecked += o.protobufChecked
         if let other = o.tallies.stored?.value { tallies.value.merge(other) }
         segments += o.segments
@@ -220,7 +228,6 @@ public struct DirectionAnalysis: Sendable, Equatable {
         mergedSegments += o.mergedSegments
         messagesPerSegment.merge(o.messagesPerSegment)
         naiveReaderLoss += o.naiveReaderLoss
-        assemblyLatencyMicroseconds.merge(o.assemblyLatencyMicroseconds)
         if o.anomalies.isAllocated { anomalies.value.merge(o.anomalies.value) }
         if let other = o.causes.stored?.value { causes.value.merge(other) }
     }

@@ -4,7 +4,8 @@ public struct FinishedConnections: Sendable {
     public internal(set) var count = 0
     /// Connections a dissector applied to.
     public internal(set) var dissected = 0
-    /// Per direction, over the dissected connections.
+    /// Per direction, over the dissected connections: the counts (message sizes and assembly
+    /// latencies are the analyzer's, `AnalysisContext.sizes` and `latencies`).
     public internal(set) var directions = PerDirection { _ in DirectionAnalysis() }
     /// Segments longer than the MSS their receiver announced, in all connections.
     public internal(set) var segmentsOverMSS = 0

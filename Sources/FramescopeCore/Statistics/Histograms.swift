@@ -142,7 +142,9 @@ public struct QuantileHistogram: Sendable, Equatable {
         if i < buckets.count && Int(buckets[i]) == index {
             buckets[i + 1] &+= n
         } else if buckets.count < 2 * Self.sparseLimit {
-            if buckets.capacity < 2 * Self.sparseLimit { buckets.reserveCapacity(2 * Self.sparseLimit) }
+            // Room for two pairs first (a short direction's sizes fall in one or two buckets:
+            // 48 bytes, not 96), then for all of them.
+            if buckets.count + 2 > buckets.capacity { buckets.reserveCapacity(buckets.isEmpty ? 4 : 2 * Self.sparseLimit) }
             buckets.insert(n, at: i)
             buckets.insert(UInt32(index), at: i)
         } else {
