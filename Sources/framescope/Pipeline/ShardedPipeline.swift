@@ -11,8 +11,9 @@ import Glibc
 /// flow table and analysis; at the end their figures, histograms, evidence and listings are
 /// combined and their connections numbered as one table numbers them (by first frame). The
 /// report is the one a single table gives (`ShardedAnalysisTests`), as long as no limit shared
-/// out among the workers binds: each has its part of `--max-buffer-total`, `--max-connections`,
-/// `--max-closed-connections` and `--max-resync-memory`.
+/// out among the workers binds: each has its part of `--max-buffer-total`, `--max-resync-memory`,
+/// the conflict windows' total and the unacked segments' (the connection limits hold per group
+/// of connections, which a worker holds whole, so they bind as in one table).
 struct ShardedPipeline {
     /// One worker: its analysis and table, reached only from its thread until the read ends.
     final class Shard: @unchecked Sendable {
