@@ -62,12 +62,23 @@ public enum FinalizeReason: String, Sendable {
     var clientToServer = HalfStream()
     var serverToClient = HalfStream()
     var tcp = TCPAnalysis()
-    /// What the sink keeps for this connection.
-    var state: State
-    /// Sequence number of the client's SYN, when one opened the connection.
-    var clientSequence: UInt32?
     /// Its group (`ConnectionBucket`), whose figures its buffers count in.
     var bucket: UInt8 = 0
+    /// `clientSequence` as a flag and a number, both in the TCP analysis's tail padding (an
+    /// optional's tag byte after them cost the record 8 bytes).
+    private var openedBySYN = false
+    private var synSequence: UInt32 = 0
+    /// What the sink keeps for this connection.
+    var state: State
+
+    /// Sequence number of the client's SYN, when one opened the connection.
+    var clientSequence: UInt32? {
+        get { openedBySYN ? synSequence : nil }
+        set {
+            openedBySYN = newValue != nil
+            synSequence = newValue ?? 0
+        }
+    }
 
     /// Packets of both directions (each half-stream counts its own).
     var packets: Int { clientToServer.statistics.packets + serverToClient.statistics.packets }

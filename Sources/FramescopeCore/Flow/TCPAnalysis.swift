@@ -105,16 +105,21 @@ struct TCPAnalysis {
         var largest: UInt32 = 0
     }
 
-    /// A direction's segments not yet acknowledged, oldest first: `entries[head..<tail]` (the
-    /// storage is reused, not emptied, so a connection that keeps a few in flight allocates
-    /// once). `ordered` while every entry ends at or after the one before, so an ACK only drops
+    /// A direction's segments not yet acknowledged, oldest first. One segment in flight is kept
+    /// in place (a handshake, a request and its response, an idle connection's last exchange:
+    /// 50,000 connections allocated two lists each for that); from the second, `entries[head..<
+    /// tail]`, storage reused, not emptied, so a connection that keeps a few in flight allocates
+    /// once. `ordered` while every entry ends at or after the one before, so an ACK only drops
     /// a prefix.
     struct UnackedList {
         var entries: [Unacked] = []
+        /// Without `entries`, the segment in place's end (when `tail` is 1).
         var head: Int32 = 0
         /// `tail`, its top bit set while the entries are out of order: 16 bytes a list, not 24
         /// (every connection record holds two; a list holds at most 10,000 entries).
         private var tailAndDisorder: UInt32 = 0
+        /// The segment in place's time.
+        var onlyTime: Int64 = 0
 
         var tail: Int32 {
             get { Int32(bitPattern: tailAndDisorder & 0x7FFF_FFFF) }
@@ -126,7 +131,7 @@ struct TCPAnalysis {
             set { tailAndDisorder = newValue ? tailAndDisorder & 0x7FFF_FFFF : tailAndDisorder | 0x8000_0000 }
         }
 
-        var count: Int { Int(tail - head) }
+        var count: Int { entries.isEmpty ? Int(tail) : Int(tail - head) }
     }
 
     /// tshark keeps at most this many unacknowledged segments a direction (a capture of one
@@ -299,6 +304,19 @@ extension TCPAnalysis.UnackedList {
     }
 
     mutating func append(_ entry: TCPAnalysis.Unacked) {
+        if entries.isEmpty {
+            if t == 0 {
+                head = Int32(bitPattern: entry.next)
+                onlyTime = entry.time
+                t = 1
+                return
+            }
+            // A second segment in flight: both go to storage.
+            let first = TCPAnalysis.Unacked(next: UInt32(bitPattern: head), time: onlyTime)
+            entries.reserveCapacity(4)
+            entries.append(first)
+            h = 0
+        }
         if t > h && Int32(bitPattern: entry.next &- entries[t - 1].next) < 0 { ordered = false }
         if t == entries.count {
             if h >= 64 && h * 2 >= t { compact() }
@@ -325,6 +343,14 @@ extension TCPAnalysis.UnackedList {
     mutating func acknowledge(_ ack: UInt32, context: inout ReassemblyContext) -> Int64? {
         guard count > 0 else { return nil }
         @inline(__always) func acknowledged(_ entry: TCPAnalysis.Unacked) -> Bool { Int32(bitPattern: entry.next &- ack) <= 0 }
+        if entries.isEmpty {  // the segment in place
+            let only = TCPAnalysis.Unacked(next: UInt32(bitPattern: head), time: onlyTime)
+            guard acknowledged(only) else { return nil }
+            head = 0
+            t = 0
+            context.unackedSegments -= 1
+            return only.next == ack ? only.time : nil
+        }
         var timed: Int64?
         let before = count
         if ordered {
