@@ -23,10 +23,10 @@ public final class ConnectionListing: @unchecked Sendable {
     private var worst: [(rank: Trouble, analysis: ConnectionAnalysis)] = []
     private var spill: Spill?
     private var stream: (fd: Int32, writer: JSONWriter)?
-    /// A combined listing's lines: each worker's listing, and the capture's ID of each of its
-    /// connections (`renumber[worker][its ID]`, increasing: both number by first frame).
+    /// A combined listing's lines: each worker's listing, and which worker holds each of the
+    /// capture's IDs (a worker's IDs follow the capture's order: both number by first frame).
     private var workers: [ConnectionListing] = []
-    private var renumber: [[Int]] = []
+    private var numbering: ConnectionNumbering?
     /// Length-framed directions with malformed headers or a message open at the end, the 8 of
     /// the lowest connection IDs: where a SPEC suggestion is sought.
     public private(set) var suggestionCandidates: [(analysis: ConnectionAnalysis, direction: Direction)] = []
@@ -81,10 +81,9 @@ public final class ConnectionListing: @unchecked Sendable {
         }
         // The workers' lines merged by capture ID: each worker's next is the lowest it has left.
         var next = [Int](repeating: 0, count: workers.count), line: [UInt8] = []
-        for id in 0..<renumber.reduce(0, { $0 + $1.count }) {
-            guard let k = next.indices.first(where: { next[$0] < renumber[$0].count && renumber[$0][next[$0]] == id }),
-                workers[k].spill!.line(next[k], renumbered: id, into: &line)
-            else { return w.markFailed() }
+        for (id, owner) in (numbering?.owners ?? []).enumerated() {
+            let k = Int(owner)
+            guard workers[k].spill!.line(next[k], renumbered: id, into: &line) else { return w.markFailed() }
             next[k] += 1
             line.withUnsafeBytes { w.encodedMember($0) }
         }
@@ -92,12 +91,14 @@ public final class ConnectionListing: @unchecked Sendable {
 
     /// The listings of workers that each saw a share of a capture's connections, as one: the
     /// worst, the suggestion candidates and (for a JSON report listing them all) the lines of
-    /// all, under the capture's IDs. `renumber[w][id]` is the capture's ID of worker `w`'s `id`.
-    public static func combining(_ workers: [ConnectionListing], renumber: [[Int]]) throws -> ConnectionListing {
+    /// all, under the capture's IDs (`numbering`: worker `w` is its table `w`).
+    public static func combining(_ workers: [ConnectionListing], numbering: ConnectionNumbering) throws -> ConnectionListing {
         let first = workers[0]
         let combined = try ConnectionListing(scope: first.scope, top: first.top, protobuf: first.protobuf, spillAll: false)
         for (w, worker) in workers.enumerated() {
-            func renumbered(_ a: ConnectionAnalysis) -> ConnectionAnalysis { a.renumbered(ConnectionID(renumber[w][a.summary.info.id.rawValue])) }
+            func renumbered(_ a: ConnectionAnalysis) -> ConnectionAnalysis {
+                a.renumbered(ConnectionID(numbering.captureID(table: w, id: a.summary.info.id.rawValue)))
+            }
             for kept in worker.worst { combined.rank(renumbered(kept.analysis)) }
             var seen = Set<ConnectionID>()
             for candidate in worker.suggestionCandidates where seen.insert(candidate.analysis.summary.info.id).inserted {
@@ -106,7 +107,7 @@ public final class ConnectionListing: @unchecked Sendable {
         }
         if first.spill != nil {
             combined.workers = workers
-            combined.renumber = renumber
+            combined.numbering = numbering
         }
         return combined
     }

@@ -59,11 +59,11 @@ public struct FlowTable<Sink: StreamSink> {
     /// With `recordsFirstFrames`, the first frame of each connection opened, by ID (a table
     /// with a share of a capture's connections: where its IDs fall among all of them).
     public var recordsFirstFrames = false
-    public private(set) var firstFrames: [UInt64] = []
+    public private(set) var firstFrames = FrameSequence()
 
-    /// `firstFrames`, handed over and no longer held (8 bytes a connection).
-    public mutating func takeFirstFrames() -> [UInt64] {
-        var taken: [UInt64] = []
+    /// `firstFrames`, handed over and no longer held.
+    public mutating func takeFirstFrames() -> FrameSequence {
+        var taken = FrameSequence()
         swap(&taken, &firstFrames)
         return taken
     }

@@ -71,9 +71,10 @@ struct ShardedPipeline {
 
     /// The workers' analyses as one: the report, and the listing (its suggestion candidates).
     func report() throws -> (AnalysisReport, ConnectionListing) {
-        let renumber = numbering()
+        // (Once: the tables hand their first frames over.)
+        let numbering = ConnectionNumbering(firstFrames: shards.map { $0.table.takeFirstFrames() })
         let analyzer = Analyzer.combining(shards.enumerated().map { k, shard in
-            (shard.table.sink.first, { ConnectionID(renumber[k][$0.rawValue]) })
+            (shard.table.sink.first, { ConnectionID(numbering.captureID(table: k, id: $0.rawValue)) })
         })
         var decode = DecodeStatistics(), context = ReassemblyContext(options: options)
         for shard in shards {
@@ -81,30 +82,11 @@ struct ShardedPipeline {
             context.absorb(shard.table.context)
         }
         let listing: ConnectionListing
-        do { listing = try ConnectionListing.combining(shards.map(\.chain.listing), renumber: renumber) } catch {
+        do { listing = try ConnectionListing.combining(shards.map(\.chain.listing), numbering: numbering) } catch {
             throw Failure(message: "\(error)")
         }
         let flows = FlowsReport(collector: shards[0].table.sink.second, decode: decode, context: context, inputs: inputs)
         return (AnalysisReport(analyzer: analyzer, flows: flows, choice: shards[0].chain.choice, listing: listing), listing)
     }
 
-    /// The capture's connection IDs: every worker's connections in the order of their first
-    /// frames (one table numbers them as they open): `renumber[worker][its ID]` is the capture's.
-    /// Once: the tables hand their first frames over.
-    private func numbering() -> [[Int]] {
-        let firstFrames = shards.map { $0.table.takeFirstFrames() }
-        var renumber = firstFrames.map { [Int](repeating: 0, count: $0.count) }
-        var next = [Int](repeating: 0, count: shards.count), numbered = 0
-        while true {
-            var earliest: Int?
-            for k in firstFrames.indices where next[k] < firstFrames[k].count {
-                if earliest.map({ firstFrames[k][next[k]] < firstFrames[$0][next[$0]] }) ?? true { earliest = k }
-            }
-            guard let k = earliest else { break }
-            renumber[k][next[k]] = numbered
-            numbered += 1
-            next[k] += 1
-        }
-        return renumber
-    }
 }
