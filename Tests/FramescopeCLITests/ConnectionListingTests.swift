@@ -79,14 +79,16 @@ import Testing
     /// Connections finish in an order of their own (here the closed limit finalizes them as they
     /// close, some hundreds of places after their ID), while the listing is in ID order: read back
     /// from the spill in batches (3.4 MB of lines: two batches and more), each line is still the
-    /// one streamed as the connection finished, and workers' spills combine to the same bytes.
+    /// one streamed as the connection finished, and workers' spills combine to the same bytes;
+    /// the listing built on a thread of its own (`-t 2`) is byte for byte the one built on the
+    /// analysis thread (`-t 1`), lines streamed as they finish included.
     @Test func aListingReadBackInBatchesKeepsIDOrder() throws {
         let capture = scratchDirectory + "framescope-listing-order-\(UUID().uuidString).pcap"
         let made = try cli.run(["synth", "--size", "20M", "--flows", "500", "--connection-size", "2K", "--seed", "3", "-o", capture])
         #expect(made.status == 0, "\(made.stderr)")
         let (report, lines) = (capture + ".json", capture + ".ndjson")
         let options = ["analyze", capture, "--dissector", "varint", "--format", "json", "--max-closed-connections", "64", "--quiet"]
-        #expect(try cli.run(options + ["-o", report, "--connections-ndjson", lines]).status == 0)
+        #expect(try cli.run(options + ["-o", report, "--connections-ndjson", lines, "--threads", "2"]).status == 0)
         let streamed = try String(contentsOfFile: lines, encoding: .utf8).split(separator: "\n").map {
             try JSONSerialization.jsonObject(with: Data($0.utf8)) as! [String: Any]
         }
@@ -103,6 +105,10 @@ import Testing
         let sharded = capture + ".t3.json"
         #expect(try cli.run(options + ["-o", sharded, "--threads", "3"]).status == 0)
         #expect(FileManager.default.contentsEqual(atPath: report, andPath: sharded))
+        let (oneThread, oneThreadLines) = (capture + ".t1.json", capture + ".t1.ndjson")
+        #expect(try cli.run(options + ["-o", oneThread, "--connections-ndjson", oneThreadLines, "--threads", "1"]).status == 0)
+        #expect(FileManager.default.contentsEqual(atPath: report, andPath: oneThread))
+        #expect(FileManager.default.contentsEqual(atPath: lines, andPath: oneThreadLines))
     }
 
     @Test func humanFormatsListTheTopWorstAndSayHowManyMore() throws {

@@ -48,9 +48,10 @@ extension Framescope {
             try gates.check(report)
         }
 
-        /// One flow table, on this thread (libpcap on a second with `--threads 2`).
+        /// One flow table, on this thread (with `--threads 2`, libpcap on a second and the listing
+        /// of finished connections on a third).
         private func analyze(_ choice: DissectorChoice, export selection: MessageExport?) throws -> (AnalysisReport, [CaptureError], MessageExport?) {
-            let chain = try AnalysisChain(options: analysis, choice: choice, format: out.format, export: selection)
+            let chain = try AnalysisChain(options: analysis, choice: choice, format: out.format, export: selection, listsOffThread: input.threads > 1)
             var pipeline = try CapturePipeline(input: input, limits: analysis.limits, sink: chain.sink)
             let errors = pipeline.run()
             try exitIfNothingOpened(errors, inputs: pipeline.inputs.count)

@@ -15,6 +15,8 @@ struct AnalysisChain {
     private(set) var sink: Sink
     /// Finished connections as the report lists them: the analyzer keeps none.
     let listing: ConnectionListing
+    /// With `listsOffThread`: where finished connections go on their way to `listing`.
+    private let listingThread: ListingThread?
     private let messages: MessageWriter?
     private let connectionLines: OutputFile?
 
@@ -22,7 +24,11 @@ struct AnalysisChain {
     ///   - format: the report's (JSON spills every connection it lists to a temporary file).
     ///   - workers: how many chains analyze a capture's connections apart (`ShardedPipeline`):
     ///     each gets its part of the resynchronisation memory, and none writes a file as it goes.
-    init(options: AnalysisOptions, choice: DissectorChoice, format: OutputFormat, export: MessageExport? = nil, workers: Int = 1) throws {
+    ///   - listsOffThread: build the listing on a thread of its own (`ListingThread`).
+    init(
+        options: AnalysisOptions, choice: DissectorChoice, format: OutputFormat, export: MessageExport? = nil, workers: Int = 1,
+        listsOffThread: Bool = false
+    ) throws {
         self.choice = choice
         let check = try options.protobuf.check(for: choice)
         var analyzer = Analyzer(
@@ -38,7 +44,14 @@ struct AnalysisChain {
                 ndjsonFD: connectionLines?.fd, renumberable: workers > 1)
         } catch { throw Failure(message: "\(error)") }
         let listing = listing
-        analyzer.onConnection = { listing.add($0) }
+        if listsOffThread {
+            let thread = ListingThread(listing)
+            listingThread = thread
+            analyzer.onConnection = { thread.add($0) }
+        } else {
+            listingThread = nil
+            analyzer.onConnection = { listing.add($0) }
+        }
         messages = workers > 1 ? nil : try options.messages.map { try MessageWriter(path: $0) }
         if let messages { analyzer.onMessage = { messages.write($0) } }
         sink = SinkPair(analyzer, FlowsCollector(retainSummaries: false))
@@ -46,6 +59,7 @@ struct AnalysisChain {
 
     /// The report on a finished run of `sink` (the flow table's own after `finish`).
     func report(of finished: Sink, decode: DecodeStatistics, context: ReassemblyContext, inputs: [FlowsReport.Input]) throws -> AnalysisReport {
+        listingThread?.finish()
         try messages?.close()
         if let connectionLines {
             guard listing.finishStream() else { throw Failure(message: "\(connectionLines.path): write failed") }
