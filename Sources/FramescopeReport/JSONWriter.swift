@@ -227,51 +227,35 @@ public struct JSONWriter {
     /// `12.5`; exponential below 1e-4, as Swift writes it).
     public mutating func decimal(_ units: Int64, scale: Int) {
         precondition((1...18).contains(scale))
-        let power = pow10(scale)
-        guard units.magnitude < 1_000_000_000_000_000 else { return double(Double(units) / Double(power)) }
-        let magnitude = units.magnitude
-        guard magnitude % power != 0 else { return int64(units / Int64(power)) }  // a whole number
+        let power = powerOfTen(scale), magnitude = units.magnitude
+        guard magnitude < 1_000_000_000_000_000 else { return double(Double(units) / Double(power)) }
+        let whole = magnitude / power, fraction = magnitude &- whole &* power
+        guard fraction != 0 else { return int64(units / Int64(power)) }  // a whole number
         if out.count + 40 > OutputBuffer.capacity { flush() }
         if units < 0 { put(0x2D) }
-        var digits = magnitude, trailingZeros = 0
+        var digits = magnitude, trailingZeros = 0  // (fewer than `scale`: the fraction is not 0)
         while digits % 10 == 0 {
             digits /= 10
             trailingZeros += 1
         }
         let buffer = UnsafeMutableBufferPointer(start: out.base, count: OutputBuffer.capacity)
-        if magnitude * 10_000 < power {  // below 1e-4: d.ddde-XX
-            var count = 1, head = digits
-            while head >= 10 {
-                head /= 10
-                count += 1
-            }
-            put(0x30 + UInt8(head))
+        if magnitude &* 10_000 < power {  // below 1e-4: d.ddde-XX
+            let count = decimalDigits(digits), first = digits / powerOfTen(count - 1)
+            put(0x30 + UInt8(truncatingIfNeeded: first))
             if count > 1 {
                 put(0x2E)
-                out.count = writeDecimal(digits % pow10(count - 1), into: buffer, at: out.count, width: count - 1)
+                out.count = writeDecimal(digits &- first &* powerOfTen(count - 1), into: buffer, at: out.count, width: count - 1)
             }
-            let exponent = scale - (count - 1 + trailingZeros)  // the value is d.ddd × 10^-exponent
             put(0x65)
             put(0x2D)
-            out.count = writeDecimal(UInt64(exponent), into: buffer, at: out.count, width: 2)
+            // The value is d.ddd × 10^-exponent.
+            out.count = writeDecimal(UInt64(scale - (count - 1 + trailingZeros)), into: buffer, at: out.count, width: 2)
             return
         }
-        out.count = writeDecimal(magnitude / power, into: buffer, at: out.count)
+        out.count = writeDecimal(whole, into: buffer, at: out.count)
         put(0x2E)
-        // The fraction: `scale` digits with their leading zeros, less the trailing ones.
-        let fraction = magnitude % power
-        var leading = power / 10
-        while leading > fraction {
-            put(0x30)
-            leading /= 10
-        }
-        out.count = writeDecimal(digits % (power / pow10(trailingZeros)), into: buffer, at: out.count)
-    }
-
-    private func pow10(_ n: Int) -> UInt64 {
-        var x: UInt64 = 1
-        for _ in 0..<n { x *= 10 }
-        return x
+        // The fraction's `scale` digits, leading zeros included, less the trailing ones.
+        out.count = writeDecimal(fraction / powerOfTen(trailingZeros), into: buffer, at: out.count, width: scale - trailingZeros)
     }
 
     public mutating func bool(_ value: Bool) { append(value ? "true" as StaticString : "false") }

@@ -31,9 +31,10 @@ public func writeDecimal(_ value: UInt64, into out: UnsafeMutableBufferPointer<U
     return end
 }
 
-/// The number of decimal digits of `value` (1 for 0).
+/// The number of decimal digits of `value` (1 for 0). (A loop: most numbers written are short;
+/// a count from the bit length and a table cost a run of listings more, in registers saved.)
 @inline(__always)
-func decimalDigits(_ value: UInt64) -> Int {
+public func decimalDigits(_ value: UInt64) -> Int {
     var digits = 1, bound: UInt64 = 10
     while value >= bound {
         digits += 1
@@ -42,6 +43,12 @@ func decimalDigits(_ value: UInt64) -> Int {
     }
     return digits
 }
+
+/// 10^n, for n in 0...19.
+@inline(__always)
+public func powerOfTen(_ n: Int) -> UInt64 { powersOfTen[n] }
+
+private let powersOfTen: [UInt64] = (0..<20).reduce(into: []) { table, n in table.append(n == 0 ? 1 : table[n - 1] &* 10) }
 
 /// A byte (an IPv4 address's octet) in decimal at `start`; returns the index after it.
 @inline(__always)
