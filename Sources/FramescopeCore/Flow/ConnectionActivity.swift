@@ -17,18 +17,51 @@
 }
 
 extension [ConnectionActivity] {
-    /// The `count` least recently active slots, among the closed ones only if `closedOnly`.
     /// Of `slots` (a group's), the `count` least recently active (the closed ones only, with
     /// `closedOnly`), the lower ID first among equals (`id` of a slot): the same choice however
-    /// the table's slots are arranged.
+    /// the table's slots are arranged. A selection, not a sort, and IDs read only for the slots
+    /// tied at the last time taken (`id` reads a connection's record: a cache miss each).
     @usableFromInline func leastRecentlyActive(_ count: Int, closedOnly: Bool, among slots: [Int32], id: (Int) -> ConnectionID) -> [Int] {
-        var candidates: [(lastSeen: Timestamp, id: ConnectionID, slot: Int)] = []
+        var candidates: [(lastSeen: Timestamp, slot: Int)] = []
         for s in slots {
             let slot = Int(s)
-            if !closedOnly || self[slot].isClosed { candidates.append((self[slot].lastSeen, id(slot), slot)) }
+            if !closedOnly || self[slot].isClosed { candidates.append((self[slot].lastSeen, slot)) }
         }
-        candidates.sort { ($0.lastSeen, $0.id) < ($1.lastSeen, $1.id) }
-        return candidates.prefix(count).map(\.slot)
+        guard count < candidates.count else { return candidates.map(\.slot) }
+        guard count > 0 else { return [] }
+        Self.select(count - 1, in: &candidates)
+        let boundary = candidates[count - 1].lastSeen
+        var taken = candidates[..<count].filter { $0.lastSeen < boundary }.map(\.slot)
+        var tied = candidates.filter { $0.lastSeen == boundary }.map { (id: id($0.slot), slot: $0.slot) }
+        tied.sort { $0.id < $1.id }
+        taken += tied.prefix(count - taken.count).map(\.slot)
+        return taken
+    }
+
+    /// Reorders `items` so that the one at `k` is the one sorting by time would put there, none
+    /// before it later and none after it earlier (Hoare's selection: linear on average).
+    @usableFromInline static func select(_ k: Int, in items: inout [(lastSeen: Timestamp, slot: Int)]) {
+        var low = 0, high = items.count - 1
+        while low < high {
+            let pivot = items[low + (high - low) / 2].lastSeen
+            var i = low, j = high
+            while i <= j {
+                while items[i].lastSeen < pivot { i += 1 }
+                while pivot < items[j].lastSeen { j -= 1 }
+                if i <= j {
+                    items.swapAt(i, j)
+                    i += 1
+                    j -= 1
+                }
+            }
+            if k <= j {
+                high = j
+            } else if k >= i {
+                low = i
+            } else {
+                return  // between the two parts: equal to the pivot, in place
+            }
+        }
     }
 
     /// The slots `clock` makes due: closed ones idle past `closedTimeout`, others past
