@@ -115,8 +115,9 @@ struct TCPAnalysis {
         var entries: [Unacked] = []
         /// Without `entries`, the segment in place's end (when `tail` is 1).
         var head: Int32 = 0
-        /// `tail`, its top bit set while the entries are out of order: 16 bytes a list, not 24
-        /// (every connection record holds two; a list holds at most 10,000 entries).
+        /// `tail`, its top bit set while the entries are out of order: a list is 24 bytes with
+        /// the segment in place, not 32 (every connection record holds two; a list holds at
+        /// most 10,000 entries).
         private var tailAndDisorder: UInt32 = 0
         /// The segment in place's time.
         var onlyTime: Int64 = 0
