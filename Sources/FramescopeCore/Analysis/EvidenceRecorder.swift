@@ -91,7 +91,7 @@ public struct EvidenceRecorder: Sendable {
 
     private func names(_ id: ConnectionID) -> Bool {
         named[id] != nil || examplesByCause.contains { $0?.example.connection == id }
-            || examplesByKind.contains { $0.entries.contains { $0.item.connection == id } }
+            || examplesByKind.contains { $0.contains { $0.connection == id } }
     }
 
     private mutating func forgetIfUnnamed(_ id: ConnectionID) {
@@ -135,42 +135,55 @@ struct EvidenceKey: Comparable, Sendable {
 }
 
 /// The `capacity` items of lowest key offered (a max-heap: the highest kept is at the root,
-/// the one a lower newcomer evicts).
+/// the one a lower newcomer evicts). The heap holds keys and where each item lies in `items`:
+/// sifting moves those 24-byte entries, never the items (an event is a hundred bytes with
+/// references, copied with a retain and a release at each level: 200,000 invalid bodies cost
+/// twice the instructions of valid ones through it).
 struct LowestByKey<Item: Sendable>: Sendable {
     let capacity: Int
-    private(set) var entries: [(key: EvidenceKey, item: Item)] = []
+    private var heap: [(key: EvidenceKey, slot: Int)] = []
+    private var items: [Item] = []
 
     init(capacity: Int) { self.capacity = capacity }
 
-    func admits(_ key: EvidenceKey) -> Bool { entries.count < capacity || key < entries[0].key }
+    func admits(_ key: EvidenceKey) -> Bool { heap.count < capacity || key < heap[0].key }
+
+    /// The kept items with their keys, in no set order.
+    var entries: [(key: EvidenceKey, item: Item)] { heap.map { ($0.key, items[$0.slot]) } }
+
+    /// Whether a kept item satisfies `predicate`.
+    func contains(where predicate: (Item) -> Bool) -> Bool { items.contains(where: predicate) }
 
     /// Keeps `item` (which `admits(key)`); returns the item it evicts, if any.
     mutating func insert(_ item: Item, at key: EvidenceKey) -> Item? {
-        if entries.count < capacity {
-            entries.append((key, item))
-            var child = entries.count - 1
+        if heap.count < capacity {
+            items.append(item)
+            heap.append((key, items.count - 1))
+            var child = heap.count - 1
             while child > 0 {
                 let parent = (child - 1) / 2
-                guard entries[parent].key < entries[child].key else { break }
-                entries.swapAt(parent, child)
+                guard heap[parent].key < heap[child].key else { break }
+                heap.swapAt(parent, child)
                 child = parent
             }
             return nil
         }
-        let evicted = entries[0].item
-        entries[0] = (key, item)
+        let slot = heap[0].slot
+        var evicted = item
+        swap(&evicted, &items[slot])
+        heap[0] = (key, slot)
         var parent = 0
         while true {
             let left = 2 * parent + 1, right = left + 1
             var largest = parent
-            if left < entries.count && entries[largest].key < entries[left].key { largest = left }
-            if right < entries.count && entries[largest].key < entries[right].key { largest = right }
+            if left < heap.count && heap[largest].key < heap[left].key { largest = left }
+            if right < heap.count && heap[largest].key < heap[right].key { largest = right }
             guard largest != parent else { return evicted }
-            entries.swapAt(parent, largest)
+            heap.swapAt(parent, largest)
             parent = largest
         }
     }
 
     /// The kept items, lowest key first.
-    var sorted: [Item] { entries.sorted { $0.key < $1.key }.map(\.item) }
+    var sorted: [Item] { heap.sorted { $0.key < $1.key }.map { items[$0.slot] } }
 }
