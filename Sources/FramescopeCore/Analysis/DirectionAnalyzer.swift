@@ -340,13 +340,18 @@ struct DirectionAnalyzer {
         }
         analysis.protobufInvalid += 1
         analysis.protobufInvalidByReason.add(failure.reason)
-        context.evidence.add(connection, invalidBodyEvent(failure))
+        context.evidence.add(connection, Self.invalidBodyEvent(failure, inspection, ledger.segment, connection, direction))
     }
 
-    private func invalidBodyEvent(_ failure: (reason: ProtobufFailure, at: Int64)) -> AnalysisEvent {
-        var e = event(
-            .invalidProtobuf, at: inspection.bodyStart,
-            in: SegmentMark(start: 0, frame: inspection.prefix.isEmpty ? ledger.segment.frame : inspection.startFrame, timestamp: ledger.segment.timestamp),
+    /// Static, given its parts: as a method it had the whole analyzer (568 bytes, a dozen
+    /// references) copied for every event kept.
+    private static func invalidBodyEvent(
+        _ failure: (reason: ProtobufFailure, at: Int64), _ inspection: borrowing BodyInspection, _ segment: SegmentMark,
+        _ connection: ConnectionID, _ direction: Direction
+    ) -> AnalysisEvent {
+        var e = AnalysisEvent(
+            .invalidProtobuf, reason: nil, connection, direction, at: inspection.bodyStart,
+            in: SegmentMark(start: 0, frame: inspection.prefix.isEmpty ? segment.frame : inspection.startFrame, timestamp: segment.timestamp),
             bytes: inspection.prefix.bytes, length: inspection.bodyLength)
         e.protobufFailure = ProtobufFailureSite(reason: failure.reason, offset: inspection.bodyStart + failure.at, frame: inspection.failureFrame)
         return e

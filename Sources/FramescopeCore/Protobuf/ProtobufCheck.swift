@@ -69,9 +69,11 @@ struct BodyInspection {
         var failureFrame: UInt64 = 0
     }
 
-    var prefix: InlineBytes { detail.value.prefix }
-    var startFrame: UInt64 { detail.value.startFrame }
-    var failureFrame: UInt64 { detail.value.failureFrame }
+    // Each field read where it lies: `detail.value` would copy the scanner with it (retains and
+    // releases of its arrays, three times for every invalid body's event).
+    var prefix: InlineBytes { detail.stored?.value.prefix ?? InlineBytes() }
+    var startFrame: UInt64 { detail.stored?.value.startFrame ?? 0 }
+    var failureFrame: UInt64 { detail.stored?.value.failureFrame ?? 0 }
 
     /// A body is being checked (streaming) or was checked whole and awaits `finish`.
     var isPending: Bool { active || wholeVerdict != nil }
