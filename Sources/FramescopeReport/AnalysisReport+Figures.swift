@@ -96,13 +96,19 @@ extension AnalysisReport.Timeline {
 
 extension AnalysisReport.Distribution {
     init(sizes h: QuantileHistogram) {
-        self.init(
-            min: h.count == 0 ? 0 : Double(h.minimum), p50: Double(h.quantile(0.5)), p99: Double(h.quantile(0.99)), max: Double(h.maximum))
+        let p = Self.points(h)
+        self.init(min: Double(p.min), p50: Double(p.p50), p99: Double(p.p99), max: Double(p.max))
     }
 
     init(microseconds h: QuantileHistogram) {
+        let p = Self.points(h)
         func s(_ v: Int64) -> Double { Double(v) / 1e6 }
-        self.init(min: h.count == 0 ? 0 : s(h.minimum), p50: s(h.quantile(0.5)), p99: s(h.quantile(0.99)), max: s(h.maximum))
+        self.init(min: s(p.min), p50: s(p.p50), p99: s(p.p99), max: s(p.max))
+    }
+
+    /// A histogram's four points in its own units (the minimum 0 when it is empty).
+    static func points(_ h: QuantileHistogram) -> (min: Int64, p50: Int64, p99: Int64, max: Int64) {
+        (h.count == 0 ? 0 : h.minimum, h.quantile(0.5), h.quantile(0.99), h.maximum)
     }
 }
 

@@ -1,3 +1,5 @@
+import FramescopeCore
+
 /// `framescope.report/2` written as a stream (keys in sorted order, as in docs/report.schema.json).
 extension AnalysisReport {
     public func write(to w: inout JSONWriter) {
@@ -211,6 +213,18 @@ extension AnalysisReport.Distribution {
             w.field("min", min)
             w.field("p50", p50)
             w.field("p99", p99)
+        }
+    }
+
+    /// `Distribution(microseconds: h).write(to:)`, the seconds written from the microseconds
+    /// (`JSONWriter.decimal(_:scale:)`, the same text) without a `Double.description` each.
+    static func writeMicroseconds(_ h: QuantileHistogram, to w: inout JSONWriter) {
+        let p = points(h)
+        w.object { w in
+            w.field("max", units: p.max, scale: 6)
+            w.field("min", units: p.min, scale: 6)
+            w.field("p50", units: p.p50, scale: 6)
+            w.field("p99", units: p.p99, scale: 6)
         }
     }
 }

@@ -114,15 +114,9 @@ extension ConnectionAnalysis {
                 w.key(key)
                 w.array { w in h.forEachNonZero { value, n in w.pair(Int64(value), Int64(n)) } }
             }
-            let latency = a.assemblyLatencyMicroseconds
-            if latency.maximum > 0 {  // `Distribution(microseconds:)`, its seconds written from the units
+            if a.assemblyLatencyMicroseconds.maximum > 0 {
                 w.key("assemblyLatency")
-                w.object { w in
-                    w.field("max", units: latency.maximum, scale: 6)
-                    w.field("min", units: latency.count == 0 ? 0 : latency.minimum, scale: 6)
-                    w.field("p50", units: latency.quantile(0.5), scale: 6)
-                    w.field("p99", units: latency.quantile(0.99), scale: 6)
-                }
+                AnalysisReport.Distribution.writeMicroseconds(a.assemblyLatencyMicroseconds, to: &w)
             }
             counter("boundariesNotFound", a.boundariesNotFound)
             if let bits = a.boundaryEvidenceBits {
