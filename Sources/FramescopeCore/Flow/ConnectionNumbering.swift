@@ -35,9 +35,6 @@ public struct ConnectionNumbering: Sendable {
         self.checkpoints = checkpoints
     }
 
-    /// Connections over all tables.
-    public var count: Int { owners.count }
-
     /// The capture's ID of `table`'s connection `id`.
     public func captureID(table: Int, id: Int) -> Int {
         var captureID = checkpoints[table][id / Self.stride]
