@@ -96,6 +96,7 @@ public struct LengthFieldDissector: FrameDissector, Sendable, Hashable {
     /// A stream may start with the preamble.
     public var hasStreamStart: Bool { !preamble.isEmpty }
 
+    @inline(__always)
     public func decode(_ b: UnsafeRawBufferPointer, consumed: Int, atStreamStart: inout Bool) -> DecodeStep {
         if atStreamStart && !preamble.isEmpty {
             let n = min(preamble.count, b.count)
