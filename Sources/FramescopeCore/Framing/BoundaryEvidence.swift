@@ -193,19 +193,15 @@ struct FrameChainScorer {
     ) -> BoundaryHypothesis? {
         // The enum's case taken once a search, not once an offset: binding its payload copies the
         // dissector (200 bytes for a length field), which cost a fifth of a junk-heavy capture.
+        func walk<D: FrameDissector>(_ d: D) -> BoundaryHypothesis? {
+            ChainScores(dissector: d, evidence: evidence).best(
+                in: window, from: from, segmentStarts: segmentStarts, endIsSegmentEnd: endIsSegmentEnd, blindStart: blindStart, scores: &scores,
+                types: &types)
+        }
         switch dissector {
-        case .lengthField(let d):
-            ChainScores(dissector: d, evidence: evidence).best(
-                in: window, from: from, segmentStarts: segmentStarts, endIsSegmentEnd: endIsSegmentEnd, blindStart: blindStart, scores: &scores,
-                types: &types)
-        case .delimiter(let d):
-            ChainScores(dissector: d, evidence: evidence).best(
-                in: window, from: from, segmentStarts: segmentStarts, endIsSegmentEnd: endIsSegmentEnd, blindStart: blindStart, scores: &scores,
-                types: &types)
-        case .postgres(let d):
-            ChainScores(dissector: d, evidence: evidence).best(
-                in: window, from: from, segmentStarts: segmentStarts, endIsSegmentEnd: endIsSegmentEnd, blindStart: blindStart, scores: &scores,
-                types: &types)
+        case .lengthField(let d): return walk(d)
+        case .delimiter(let d): return walk(d)
+        case .postgres(let d): return walk(d)
         }
     }
 }

@@ -113,13 +113,14 @@ public struct LengthFieldDissector: FrameDissector, Sendable, Hashable {
     }
 
     /// Decodes one frame header (no preamble handling).
+    @inline(__always)
     func decodeFrame(_ b: UnsafeRawBufferPointer) -> DecodeStep {
         // Magic first: a mismatch is reported as soon as the bytes show it.
         if let step = Self.check(magic, at: magicOffset, in: b) { return step }
 
         let fieldEnd: Int
         let value: UInt64
-        switch readLength(b) {
+        switch Self.readLength(b, start: lengthFieldOffset, lengthFieldLength: lengthFieldLength, encoding: encoding, endianness: endianness) {
         case .needMore: return .needMoreData(scanned: 0)
         case .malformed(let reason): return .malformed(reason)
         case .value(let v, let end):
@@ -172,8 +173,10 @@ public struct LengthFieldDissector: FrameDissector, Sendable, Hashable {
         case value(UInt64, fieldEnd: Int)
     }
 
-    private func readLength(_ b: UnsafeRawBufferPointer) -> LengthRead {
-        let start = lengthFieldOffset
+    /// Static, given the fields it reads: a method took the whole dissector, copied for the call.
+    private static func readLength(
+        _ b: UnsafeRawBufferPointer, start: Int, lengthFieldLength: Int, encoding: Encoding, endianness: Endianness
+    ) -> LengthRead {
         if encoding == .varint {
             var value: UInt64 = 0
             for i in 0..<5 {
