@@ -96,7 +96,7 @@ public struct LengthFieldDissector: FrameDissector, Sendable, Hashable {
     /// A stream may start with the preamble.
     public var hasStreamStart: Bool { !preamble.isEmpty }
 
-    @inline(__always)
+    @inline(__always)  // (a call passes the 200-byte dissector by copy: see `decodeFrame`)
     public func decode(_ b: UnsafeRawBufferPointer, consumed: Int, atStreamStart: inout Bool) -> DecodeStep {
         if atStreamStart && !preamble.isEmpty {
             let n = min(preamble.count, b.count)
@@ -112,7 +112,8 @@ public struct LengthFieldDissector: FrameDissector, Sendable, Hashable {
         return decodeFrame(b)
     }
 
-    /// Decodes one frame header (no preamble handling).
+    /// Decodes one frame header (no preamble handling). Inlined: as a call it copied the whole
+    /// dissector to pass it, once a frame and, in recovery's search, once an offset.
     @inline(__always)
     func decodeFrame(_ b: UnsafeRawBufferPointer) -> DecodeStep {
         // Magic first: a mismatch is reported as soon as the bytes show it.
