@@ -229,6 +229,9 @@ private struct ChainScores<Dissector: FrameDissector> {
         }
         var best: Int?
         var next = boundaries.count - 1  // walks the boundaries down with `o`
+        // Handed to a static `score`: called as a method, the walk's `self` had every field of
+        // the dissector loaded again at each offset.
+        let dissector = dissector
         return scores.withUnsafeMutableBufferPointer { s -> BoundaryHypothesis? in
           types.withUnsafeMutableBufferPointer { t -> BoundaryHypothesis? in
             t[n] = 0
@@ -238,7 +241,7 @@ private struct ChainScores<Dissector: FrameDissector> {
             while o >= from {
                 while next >= 0 && boundaries[next] > o { next -= 1 }
                 let aligned = next >= 0 && boundaries[next] == o ? bits(next) : o == 0 && blindStart ? 0 : -BoundaryEvidence.unalignedStart
-                s[o] = score(window, at: o, aligned: aligned, scores: s, types: t)
+                s[o] = Self.score(dissector, evidence, window, at: o, aligned: aligned, scores: s, types: t)
                 if o == 0 && blindStart && evidence.landing > 0 && s[0] > -.infinity, let length = frameLength(window, at: 0),
                     evidence.landsOnFirstEndOnly ? boundaries.first(where: { $0 > 0 }) == length : boundaries.contains(length)
                 {
@@ -261,9 +264,10 @@ private struct ChainScores<Dissector: FrameDissector> {
     }
 
     /// The score of the chain from `o`, given the scores of every later offset.
-    private func score(
-        _ w: UnsafeRawBufferPointer, at o: Int, aligned: Double, scores s: UnsafeMutableBufferPointer<Double>,
-        types t: UnsafeMutableBufferPointer<UInt64>
+    @inline(__always)
+    private static func score(
+        _ dissector: Dissector, _ evidence: BoundaryEvidence, _ w: UnsafeRawBufferPointer, at o: Int, aligned: Double,
+        scores s: UnsafeMutableBufferPointer<Double>, types t: UnsafeMutableBufferPointer<UInt64>
     ) -> Double {
         var atStreamStart = false
         t[o] = 0
@@ -273,9 +277,9 @@ private struct ChainScores<Dissector: FrameDissector> {
         case .needMoreData:
             return aligned - BoundaryEvidence.frameCost
         case .preamble(let length):
-            return frameScore(w, at: o, length: length, body: length, aligned: aligned, scores: s)
+            return frameScore(evidence, w, at: o, length: length, body: length, aligned: aligned, scores: s)
         case .frame(let length, let type, let body):
-            var bits = frameScore(w, at: o, length: length, body: body, aligned: aligned, scores: s)
+            var bits = frameScore(evidence, w, at: o, length: length, body: body, aligned: aligned, scores: s)
             if let type, type != 0, evidence.typeRepeat > 0 {
                 t[o] = type
                 if o + length < w.count && t[o + length] == type && s[o + length] > -.infinity { bits += evidence.typeRepeat }
@@ -284,8 +288,8 @@ private struct ChainScores<Dissector: FrameDissector> {
         }
     }
 
-    private func frameScore(
-        _ w: UnsafeRawBufferPointer, at o: Int, length: Int, body: Int, aligned: Double, scores s: UnsafeMutableBufferPointer<Double>
+    private static func frameScore(
+        _ evidence: BoundaryEvidence, _ w: UnsafeRawBufferPointer, at o: Int, length: Int, body: Int, aligned: Double, scores s: UnsafeMutableBufferPointer<Double>
     ) -> Double {
         // A frame of nothing but its header (zero runs decode as chains of these) proves nothing.
         var bits = aligned - BoundaryEvidence.frameCost + (length > body ? evidence.header : 0)
