@@ -192,7 +192,7 @@ struct FrameChainScorer {
         scores: inout [Double], types: inout [UInt64]
     ) -> BoundaryHypothesis? {
         // The enum's case taken once a search, not once an offset: binding its payload copies the
-        // dissector (200 bytes for a length field), which cost a fifth of a junk-heavy capture.
+        // dissector (200 bytes for a length field), 15% of a junk-heavy capture's instructions.
         func walk<D: FrameDissector>(_ d: D) -> BoundaryHypothesis? {
             ChainScores(dissector: d, evidence: evidence).best(
                 in: window, from: from, segmentStarts: segmentStarts, endIsSegmentEnd: endIsSegmentEnd, blindStart: blindStart, scores: &scores,
