@@ -24,6 +24,7 @@ struct SegmentLedger {
     mutating func enter(_ next: SegmentMark, messageOpen: Bool, figures: inout DirectionAnalysis, merged: inout Merged?) {
         if hasSegment && segment.isSame(as: next) { return }
         if hasSegment && messageOpen {
+            if spanned.count == 8 && spanned.capacity == 8 { spanned.reserveCapacity(64) }  // a long message: one step, not three
             spanned.append((touches, segment))
             messageSegments += 1
         } else {
@@ -85,7 +86,14 @@ struct SegmentLedger {
     private mutating func settle(touched: Bool, figures: inout DirectionAnalysis, merged: inout Merged?) {
         if touched { touches += 1 }
         for s in spanned { record(touches: s.touches + (touched ? 1 : 0), in: s.segment, figures: &figures, merged: &merged) }
-        spanned.removeAll(keepingCapacity: true)
+        // The room of a few segments is kept; a long message's (64 KiB spans 45: 1.8 KB) is
+        // given back, or every direction that ever carried one held it.
+        if spanned.count > 8 {
+            spanned = []
+            spanned.reserveCapacity(8)
+        } else {
+            spanned.removeAll(keepingCapacity: true)
+        }
     }
 
     private func record(touches: Int, in segment: SegmentMark, figures f: inout DirectionAnalysis, merged: inout Merged?) {
