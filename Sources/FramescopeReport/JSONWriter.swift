@@ -227,35 +227,56 @@ public struct JSONWriter {
     /// `12.5`; exponential below 1e-4, as Swift writes it).
     public mutating func decimal(_ units: Int64, scale: Int) {
         precondition((1...18).contains(scale))
-        let power = powerOfTen(scale), magnitude = units.magnitude
-        guard magnitude < 1_000_000_000_000_000 else { return double(Double(units) / Double(power)) }
-        let whole = magnitude / power, fraction = magnitude &- whole &* power
-        guard fraction != 0 else { return int64(units / Int64(power)) }  // a whole number
-        if out.count + 40 > OutputBuffer.capacity { flush() }
+        let magnitude = units.magnitude
+        guard magnitude < 1_000_000_000_000_000 else { return double(Double(units) / Double(powerOfTen(scale))) }
+        guard magnitude != 0 else { return put(0x30) }
+        if out.count + 48 > OutputBuffer.capacity { flush() }
         if units < 0 { put(0x2D) }
-        var digits = magnitude, trailingZeros = 0  // (fewer than `scale`: the fraction is not 0)
-        while digits % 10 == 0 {
-            digits /= 10
-            trailingZeros += 1
-        }
-        let buffer = UnsafeMutableBufferPointer(start: out.base, count: OutputBuffer.capacity)
-        if magnitude &* 10_000 < power {  // below 1e-4: d.ddde-XX
-            let count = decimalDigits(digits), first = digits / powerOfTen(count - 1)
-            put(0x30 + UInt8(truncatingIfNeeded: first))
-            if count > 1 {
-                put(0x2E)
-                out.count = writeDecimal(digits &- first &* powerOfTen(count - 1), into: buffer, at: out.count, width: count - 1)
+        // The digits once, past the room the text takes (at most 23 bytes), then the text from
+        // them: a division per trailing zero and a digit count first cost twice the instructions.
+        let text = out.base + out.count, digits = text + 24
+        let count = writeDecimal(magnitude, into: UnsafeMutableBufferPointer(start: digits, count: 20), at: 0)
+        var significant = count  // less the trailing zeros
+        while digits[significant - 1] == 0x30 { significant -= 1 }
+        var n = 0
+        func copy(_ range: Range<Int>) {
+            for i in range {
+                text[n] = digits[i]
+                n += 1
             }
-            put(0x65)
-            put(0x2D)
-            // The value is d.ddd × 10^-exponent.
-            out.count = writeDecimal(UInt64(scale - (count - 1 + trailingZeros)), into: buffer, at: out.count, width: 2)
-            return
         }
-        out.count = writeDecimal(whole, into: buffer, at: out.count)
-        put(0x2E)
-        // The fraction's `scale` digits, leading zeros included, less the trailing ones.
-        out.count = writeDecimal(fraction / powerOfTen(trailingZeros), into: buffer, at: out.count, width: scale - trailingZeros)
+        let whole = count - scale  // digits before the point (none when ≤ 0)
+        if count - significant >= scale {  // a whole number
+            copy(0..<whole)
+        } else if magnitude &* 10_000 < powerOfTen(scale) {  // below 1e-4: d.ddde-XX, as Swift writes it
+            copy(0..<1)
+            if significant > 1 {
+                text[n] = 0x2E
+                n += 1
+                copy(1..<significant)
+            }
+            let exponent = scale - count + 1
+            text[n] = 0x65
+            text[n + 1] = 0x2D
+            text[n + 2] = 0x30 &+ UInt8(truncatingIfNeeded: exponent / 10)
+            text[n + 3] = 0x30 &+ UInt8(truncatingIfNeeded: exponent % 10)
+            n += 4
+        } else if whole > 0 {
+            copy(0..<whole)
+            text[n] = 0x2E
+            n += 1
+            copy(whole..<significant)
+        } else {  // 0.000ddd
+            text[n] = 0x30
+            text[n + 1] = 0x2E
+            n += 2
+            for _ in 0 ..< -whole {
+                text[n] = 0x30
+                n += 1
+            }
+            copy(0..<significant)
+        }
+        out.count += n
     }
 
     public mutating func bool(_ value: Bool) { append(value ? "true" as StaticString : "false") }
