@@ -352,7 +352,7 @@ struct DirectionAnalyzer {
         var e = AnalysisEvent(
             .invalidProtobuf, reason: nil, connection, direction, at: inspection.bodyStart,
             in: SegmentMark(start: 0, frame: inspection.prefix.isEmpty ? segment.frame : inspection.startFrame, timestamp: segment.timestamp),
-            bytes: inspection.prefix.bytes, length: inspection.bodyLength)
+            bytes: inspection.prefix.array, length: inspection.bodyLength)
         e.protobufFailure = ProtobufFailureSite(reason: failure.reason, offset: inspection.bodyStart + failure.at, frame: inspection.failureFrame)
         return e
     }
