@@ -22,7 +22,13 @@ public struct AnalysisEvent: Sendable, Equatable {
     public var frame: UInt64
     public var timestamp: Timestamp
     /// Up to 16 bytes at `offset` (the header that failed, or the start of the cut message).
-    public var bytes: [UInt8]
+    public var bytes: [UInt8] {
+        get { evidence.array }
+        set { evidence = InlineBytes(prefixOf: newValue) }
+    }
+    /// `bytes`, held in place: an event kept among the lowest allocates nothing for them (an
+    /// array each was a fifth of keeping the events of 200,000 invalid bodies).
+    var evidence: InlineBytes
     /// Bytes the event covers: skipped by a resync, missing from a damaged message, present
     /// of an incomplete one, or the length of an invalid body (whose first bytes `bytes` holds).
     /// For `malformed`: the junk region, from the header to where framing resumed.
@@ -32,6 +38,30 @@ public struct AnalysisEvent: Sendable, Equatable {
     public var evidenceBits: Double? = nil
     /// For `malformed`: what the bytes look like (`HeaderForensics`), when something is recognised.
     public var looksLike: String? = nil
+
+    public init(
+        kind: Kind, reason: MalformedReason?, connection: ConnectionID, direction: Direction, offset: Int64, frame: UInt64,
+        timestamp: Timestamp, bytes: [UInt8], length: Int64
+    ) {
+        self.init(
+            kind: kind, reason: reason, connection: connection, direction: direction, offset: offset, frame: frame, timestamp: timestamp,
+            evidence: InlineBytes(prefixOf: bytes), length: length)
+    }
+
+    init(
+        kind: Kind, reason: MalformedReason?, connection: ConnectionID, direction: Direction, offset: Int64, frame: UInt64,
+        timestamp: Timestamp, evidence: InlineBytes, length: Int64
+    ) {
+        self.kind = kind
+        self.reason = reason
+        self.connection = connection
+        self.direction = direction
+        self.offset = offset
+        self.frame = frame
+        self.timestamp = timestamp
+        self.evidence = evidence
+        self.length = length
+    }
 }
 
 /// The evidence behind the partial and merged counts, a few per direction: a message that
@@ -84,10 +114,10 @@ extension AnalysisEvent {
     /// An event at stream `offset`, found in (or starting in) `segment`.
     init(
         _ kind: Kind, reason: MalformedReason?, _ connection: ConnectionID, _ direction: Direction, at offset: Int64, in segment: SegmentMark,
-        bytes: [UInt8], length: Int64
+        evidence: InlineBytes, length: Int64
     ) {
         self.init(
             kind: kind, reason: reason, connection: connection, direction: direction, offset: offset, frame: segment.frame,
-            timestamp: segment.timestamp, bytes: bytes, length: length)
+            timestamp: segment.timestamp, evidence: evidence, length: length)
     }
 }

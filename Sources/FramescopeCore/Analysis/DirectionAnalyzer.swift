@@ -352,7 +352,7 @@ struct DirectionAnalyzer {
         var e = AnalysisEvent(
             .invalidProtobuf, reason: nil, connection, direction, at: inspection.bodyStart,
             in: SegmentMark(start: 0, frame: inspection.prefix.isEmpty ? segment.frame : inspection.startFrame, timestamp: segment.timestamp),
-            bytes: inspection.prefix.array, length: inspection.bodyLength)
+            evidence: inspection.prefix, length: inspection.bodyLength)
         e.protobufFailure = ProtobufFailureSite(reason: failure.reason, offset: inspection.bodyStart + failure.at, frame: inspection.failureFrame)
         return e
     }
@@ -362,6 +362,6 @@ struct DirectionAnalyzer {
     func event(
         _ kind: AnalysisEvent.Kind, reason: MalformedReason? = nil, at offset: Int64, in segment: SegmentMark, bytes: [UInt8], length: Int64 = 0
     ) -> AnalysisEvent {
-        AnalysisEvent(kind, reason: reason, connection, direction, at: offset, in: segment, bytes: bytes, length: length)
+        AnalysisEvent(kind, reason: reason, connection, direction, at: offset, in: segment, evidence: InlineBytes(prefixOf: bytes, limit: 16), length: length)
     }
 }

@@ -16,6 +16,11 @@ public struct InlineBytes: Equatable, Hashable, Sendable {
         }
     }
 
+    /// The first `limit` bytes of `bytes` (at most `capacity`), without an array in between.
+    init(prefixOf bytes: [UInt8], limit: Int = capacity) {
+        bytes.withUnsafeBytes { append($0, limit: limit) }
+    }
+
     @inline(__always)
     public subscript(i: Int) -> UInt8 {
         withUnsafeBytes(of: storage) { $0[i] }
