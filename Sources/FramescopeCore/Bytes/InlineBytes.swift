@@ -50,7 +50,6 @@ public struct InlineBytes: Equatable, Hashable, Sendable {
         count = 0
     }
 
-
     public static func == (a: InlineBytes, b: InlineBytes) -> Bool {
         a.count == b.count && a.storage == b.storage
     }

@@ -24,7 +24,8 @@ struct SegmentLedger {
     mutating func enter(_ next: SegmentMark, messageOpen: Bool, figures: inout DirectionAnalysis, merged: inout Merged?) {
         if hasSegment && segment.isSame(as: next) { return }
         if hasSegment && messageOpen {
-            if spanned.count == 8 && spanned.capacity == 8 { spanned.reserveCapacity(64) }  // a long message: one step, not three
+            // A long message: room for 64 at once, not three doublings from 8 (given back at its end).
+            if spanned.count >= 8 && spanned.count < 64 && spanned.count == spanned.capacity { spanned.reserveCapacity(64) }
             spanned.append((touches, segment))
             messageSegments += 1
         } else {
