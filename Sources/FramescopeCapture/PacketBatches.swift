@@ -8,8 +8,8 @@ import Glibc
 /// Raw fixed-size storage: no array growth or exclusivity checks per packet.
 final class PacketBatch: Batch, @unchecked Sendable {
     /// 256 KiB: four thousand hand-overs a gigabyte cost nothing measurable (1 GB at `-t 2`:
-    /// 0.58 s best of five, as with 1 MiB), and the four batches in circulation hold 1.2 MB of
-    /// RSS instead of 5 (50,000 flows at `-t 2`: peak 84.1 → 80.1 MB).
+    /// 0.58 s best of five, as with 1 MiB), and the four batches in circulation hold about 1 MiB
+    /// of RSS instead of 5 (50,000 flows at `-t 2`: peak 81.8 → 78.1 MiB).
     static let capacity = 1 << 18
     static let maxPackets = 8_192
     /// Room for one more packet of the largest snaplen after `capacity` is reached.
