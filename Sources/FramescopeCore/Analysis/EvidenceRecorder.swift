@@ -171,17 +171,22 @@ struct LowestByKey<Item: Sendable>: Sendable {
         let slot = heap[0].slot
         var evicted = item
         swap(&evicted, &items[slot])
-        heap[0] = (key, slot)
-        var parent = 0
-        while true {
-            let left = 2 * parent + 1, right = left + 1
-            var largest = parent
-            if left < heap.count && heap[largest].key < heap[left].key { largest = left }
-            if right < heap.count && heap[largest].key < heap[right].key { largest = right }
-            guard largest != parent else { return evicted }
-            heap.swapAt(parent, largest)
-            parent = largest
+        // The newcomer sinks from the root: larger children move up into the hole it leaves,
+        // through the buffer (array accesses checked bounds and uniqueness at every level: 860
+        // instructions an insertion past the cap).
+        heap.withUnsafeMutableBufferPointer { h in
+            var hole = 0
+            while true {
+                let left = 2 * hole + 1
+                guard left < h.count else { break }
+                let child = left + 1 < h.count && h[left].key < h[left + 1].key ? left + 1 : left
+                guard key < h[child].key else { break }
+                h[hole] = h[child]
+                hole = child
+            }
+            h[hole] = (key, slot)
         }
+        return evicted
     }
 
     /// The kept items, lowest key first.
