@@ -117,6 +117,8 @@ extension ConnectionAnalysis {
 
     /// `Figures(a, segments:, protobuf:).write(sparse: true)`, without building `Figures`.
     private func writeFigures(_ a: borrowing DirectionAnalysis, segments: Int, check: ProtobufCheck?, to w: inout JSONWriter) {
+        // Most directions of a many-connection capture counted nothing: `{}` without the checks below.
+        guard segments != 0 || !a.isBlank else { return w.object { _ in } }
         w.object { w in
             func counter(_ key: StaticString, _ value: Int64) {
                 if value != 0 { w.field(key, value) }

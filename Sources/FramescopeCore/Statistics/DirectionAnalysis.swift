@@ -84,6 +84,14 @@ public struct DirectionAnalysis: Sendable, Equatable {
 
     public init() {}
 
+    /// Nothing counted: no message, segment, anomaly, tally or timeline event (a direction that
+    /// carried no byte: the JSON listing writes its figures as `{}` without reading each one).
+    public var isBlank: Bool {
+        messages == 0 && messageBytes == 0 && segments == 0 && partialMessages == 0 && mergedSegments == 0 && naiveReaderLoss == 0
+            && protobufChecked == 0 && sizes.count == 0 && assemblyLatencyMicroseconds.count == 0 && segmentsPerMessage.isEmpty
+            && messagesPerSegment.isEmpty && timeline.isEmpty && !tallies.isAllocated && !anomalies.isAllocated && !causes.isAllocated
+    }
+
     // Each anomaly: read straight from the box (zero without one); assigning zero without a box
     // allocates nothing; `+=` allocates it.
 
