@@ -232,29 +232,18 @@ public struct JSONWriter {
         guard magnitude != 0 else { return put(0x30) }
         if out.count + 48 > OutputBuffer.capacity { flush() }
         if units < 0 { put(0x2D) }
-        // The digits once, past the room the text takes (at most 23 bytes), then the text from
-        // them: a division per trailing zero and a digit count first cost twice the instructions.
-        let text = out.base + out.count, digits = text + 24
-        let count = writeDecimal(magnitude, into: UnsafeMutableBufferPointer(start: digits, count: 20), at: 0)
-        var significant = count  // less the trailing zeros
-        while digits[significant - 1] == 0x30 { significant -= 1 }
-        var n = 0
-        func copy(_ range: Range<Int>) {
-            for i in range {
-                text[n] = digits[i]
-                n += 1
-            }
-        }
-        let whole = count - scale  // digits before the point (none when ≤ 0)
-        if count - significant >= scale {  // a whole number
-            copy(0..<whole)
-        } else if magnitude &* 10_000 < powerOfTen(scale) {  // below 1e-4: d.ddde-XX, as Swift writes it
-            copy(0..<1)
-            if significant > 1 {
-                text[n] = 0x2E
-                n += 1
-                copy(1..<significant)
-            }
+        // The digits are written once, where the text wants most of them, and the point put in
+        // after (a division per trailing zero, a digit count and copies cost twice as much).
+        let text = out.base + out.count, room = UnsafeMutableBufferPointer(start: text, count: 40)
+        let count = decimalDigits(magnitude), whole = count - scale  // digits before the point (none when ≤ 0)
+        var n: Int
+        if magnitude &* 10_000 < powerOfTen(scale) {  // below 1e-4: d.ddde-XX, as Swift writes it
+            _ = writeDecimal(magnitude, into: room, at: 1)  // at 1...count; the first moves left of the point
+            text[0] = text[1]
+            var last = count
+            while text[last] == 0x30 { last -= 1 }
+            text[1] = 0x2E
+            n = last > 1 ? last + 1 : 1
             let exponent = scale - count + 1
             text[n] = 0x65
             text[n + 1] = 0x2D
@@ -262,19 +251,29 @@ public struct JSONWriter {
             text[n + 3] = 0x30 &+ UInt8(truncatingIfNeeded: exponent % 10)
             n += 4
         } else if whole > 0 {
-            copy(0..<whole)
-            text[n] = 0x2E
-            n += 1
-            copy(whole..<significant)
+            _ = writeDecimal(magnitude, into: room, at: 0)
+            var last = count
+            while last > whole && text[last - 1] == 0x30 { last -= 1 }
+            n = whole  // a whole number when no fraction digit is left
+            if last > whole {  // the fraction's digits one to the right, for the point
+                var i = last
+                while i > whole {
+                    text[i] = text[i - 1]
+                    i -= 1
+                }
+                text[whole] = 0x2E
+                n = last + 1
+            }
         } else {  // 0.000ddd
-            text[n] = 0x30
-            text[n + 1] = 0x2E
-            n += 2
+            text[0] = 0x30
+            text[1] = 0x2E
+            n = 2
             for _ in 0 ..< -whole {
                 text[n] = 0x30
                 n += 1
             }
-            copy(0..<significant)
+            n = writeDecimal(magnitude, into: room, at: n)
+            while text[n - 1] == 0x30 { n -= 1 }
         }
         out.count += n
     }
