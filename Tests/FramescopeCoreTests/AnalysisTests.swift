@@ -48,6 +48,27 @@ import Testing
         #expect(a.assemblyLatencyMicroseconds.maximum == 1_000_000)  // C: frames 4 → 5
     }
 
+    /// `isBlank` (what lets the listing write `{}` at once) holds for untouched figures only:
+    /// one message, one anomaly, a cause or a timeline event makes them non-blank.
+    @Test func onlyUntouchedFiguresAreBlank() {
+        #expect(DirectionAnalysis().isBlank)
+        var quiet = DirectionAnalysis()
+        quiet.malformed = 0  // assigning zero allocates no anomalies
+        #expect(quiet.isBlank)
+        let touched: [(inout DirectionAnalysis) -> Void] = [
+            { $0.messages = 1 }, { $0.segments = 1 }, { $0.sizes.add(7) }, { $0.malformed += 1 }, { $0.leadingBytes += 3 },
+            { $0.partialCauses[.mss] += 1 }, { $0.timeline.add(.merged, at: Timestamp(nanoseconds: 1)) }, { $0.countType(2) },
+            { $0.segmentsPerMessage.add(1) }, { $0.protobufChecked = 1 },
+        ]
+        for (i, touch) in touched.enumerated() {
+            var a = DirectionAnalysis()
+            touch(&a)
+            #expect(!a.isBlank, "change \(i)")
+        }
+        // The analysis of a stream with one message is not blank; of none, it is.
+        #expect(!analyze([2, 1, 1], segments: [3]).0.isBlank)
+    }
+
     @Test func oneMessagePerSegmentLosesNothing() {
         let stream = message(10) + message(20) + message(0)
         let (a, _) = analyze(stream, segments: [11, 21, 1])
