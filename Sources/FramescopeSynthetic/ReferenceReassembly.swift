@@ -300,16 +300,39 @@ public struct ReassemblyScript {
     /// unless `secondsPerStep` spaces them (timeouts then apply).
     public func reassemble(options: ReassemblyOptions, secondsPerStep: Int64 = 0) -> (table: FlowTable<StreamRecorder>, streams: [ReferenceReassembly.Key: ReferenceReassembly.Stream]) {
         var table = FlowTable(sink: StreamRecorder(), options: options)
+        feed(&table, secondsPerStep: secondsPerStep)
+        return (table, table.sink.streams)
+    }
+
+    /// Feeds the steps to `table` (step i is frame i + 1, at `firstSecond + i × secondsPerStep`)
+    /// and finishes it; returns the most out-of-order bytes the table held between two packets
+    /// (what the buffer limits bound; the report's peak sums the groups' peaks).
+    @discardableResult
+    public func feed<Sink: StreamSink>(_ table: inout FlowTable<Sink>, firstSecond: Int64 = 0, secondsPerStep: Int64 = 0) -> Int {
+        var held = 0
         for (i, step) in steps.enumerated() {
             step.payload.withUnsafeBytes { bytes in
                 let segment = TCPSegment(
                     source: step.source, destination: step.destination, sequence: step.sequence, flags: step.flags, payload: bytes,
                     missingPayload: step.missing)
-                table.receive(segment, frame: UInt64(i + 1), timestamp: Timestamp(seconds: Int64(i) * secondsPerStep, nanoseconds: 0))
+                let time = Timestamp(seconds: firstSecond + Int64(i) * secondsPerStep, nanoseconds: 0)
+                table.receive(segment, frame: UInt64(i + 1), timestamp: time)
             }
+            held = max(held, table.context.bufferedBytes)
         }
         table.finish()
-        return (table, table.sink.streams)
+        return held
+    }
+
+    /// Limits small enough for the fuzzer's scripts to reach (FuzzReassembly's second pass, where
+    /// invariants are checked instead of the model).
+    public static var smallLimits: ReassemblyOptions {
+        var options = ReassemblyOptions()
+        options.maxBufferedBytesPerDirection = 2048
+        options.maxBufferedBytesTotal = 4096
+        options.maxConnections = 3
+        options.conflictWindow = 64
+        return options
     }
 
     /// The reference model after this script.

@@ -25,23 +25,9 @@ import Testing
 
     @Test func theBufferLimitHoldsAtEveryPacketThoughTheGroupsPeaksSumPastIt() throws {
         let script = ReassemblyScript([UInt8](try #require(Data(base64Encoded: Self.cutSegmentsAheadOfHoles))))
-        var options = ReassemblyOptions()
-        options.maxBufferedBytesPerDirection = 2048
-        options.maxBufferedBytesTotal = 4096
-        options.maxConnections = 3
-        options.conflictWindow = 64
+        let options = ReassemblyScript.smallLimits
         var table = FlowTable(sink: DiscardingSink(), options: options)
-        var held = 0
-        for (i, step) in script.steps.enumerated() {
-            step.payload.withUnsafeBytes { bytes in
-                let segment = TCPSegment(
-                    source: step.source, destination: step.destination, sequence: step.sequence, flags: step.flags, payload: bytes,
-                    missingPayload: step.missing)
-                table.receive(segment, frame: UInt64(i + 1), timestamp: Timestamp(seconds: Int64(i + 1), nanoseconds: 0))
-            }
-            held = max(held, table.context.bufferedBytes)
-        }
-        table.finish()
+        let held = script.feed(&table, firstSecond: 1, secondsPerStep: 1)  // as FuzzReassembly runs it
         #expect(held <= options.maxBufferedBytesTotal)
         #expect(table.context.peakBufferedBytes >= held && table.context.peakBufferedBytes > options.maxBufferedBytesTotal)
         #expect(table.context.bufferedBytes == 0)

@@ -39,23 +39,9 @@ public func fuzz(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
 
     if let difference = script.disagreement() { fatalError("flow table ≠ reference model: \(difference)") }
 
-    var options = ReassemblyOptions()
-    options.maxBufferedBytesPerDirection = 2048
-    options.maxBufferedBytesTotal = 4096
-    options.maxConnections = 3
-    options.conflictWindow = 64
+    let options = ReassemblyScript.smallLimits
     var table = FlowTable(sink: CheckingSink(), options: options)
-    var held = 0  // out-of-order bytes held between packets, at most
-    for (i, step) in script.steps.enumerated() {
-        step.payload.withUnsafeBytes { bytes in
-            let segment = TCPSegment(
-                source: step.source, destination: step.destination, sequence: step.sequence, flags: step.flags, payload: bytes,
-                missingPayload: step.missing)
-            table.receive(segment, frame: UInt64(i + 1), timestamp: Timestamp(seconds: Int64(i + 1), nanoseconds: 0))
-        }
-        held = max(held, table.context.bufferedBytes)
-    }
-    table.finish()
+    let held = script.feed(&table, firstSecond: 1, secondsPerStep: 1)  // out-of-order bytes held between packets, at most
     precondition(table.context.bufferedBytes == 0, "buffered bytes left after finish")
     // The limit holds at every packet; the report's peak sums the groups' peaks (the same for
     // every --threads), an upper bound that may pass the limit when groups peak apart.
