@@ -4,7 +4,8 @@ import FramescopeCore
 /// moments one flow table over all of them would sweep for idle and closed connections, and
 /// the end.
 public enum ShardEntry {
-    case packet(CaptureInfo, UnsafeRawBufferPointer)
+    /// A packet decoded by the reader, its payload in the worker's batch.
+    case packet(CaptureInfo, DecodedPacket)
     case sweep(Timestamp)
     case end
 }
@@ -15,17 +16,21 @@ public enum ShardEntry {
 /// are not TCP over IP go to the first.
 public enum ConnectionShards {
     public static func worker(of packet: UnsafeRawBufferPointer, linkType: LinkType, workers: Int) -> Int {
-        guard case .tcp(let segment) = PacketDecoder.decode(packet, linkType: linkType) else { return 0 }
+        worker(of: PacketDecoder.decode(packet, linkType: linkType), workers: workers)
+    }
+
+    public static func worker(of packet: DecodedPacket, workers: Int) -> Int {
+        guard case .tcp(let segment) = packet else { return 0 }
         return segment.connectionBucket % workers
     }
 }
 
 extension CaptureReader {
-    /// Reads on this thread and hands each packet to the worker of its connection, each worker
-    /// (`bodies[k]`) on a thread of its own, in batches (a lock per batch, not per packet). A
-    /// worker sees its packets in capture order, with a sweep after each packet at which one
-    /// table over all the connections would have swept (`SweepSchedule` over every packet).
-    /// Returns when every worker has had `.end`.
+    /// Reads on this thread and hands each packet, decoded, to the worker of its connection,
+    /// each worker (`bodies[k]`) on a thread of its own, in batches (a lock per batch, not per
+    /// packet). A worker sees its packets in capture order, with a sweep after each packet at
+    /// which one table over all the connections would have swept (`SweepSchedule` over every
+    /// packet). Returns when every worker has had `.end`.
     public mutating func readSharded(workers bodies: [(ShardEntry) -> Void], sweeps options: ReassemblyOptions) {
         let count = bodies.count
         let channels = (0..<count).map { _ in BatchChannel<PacketBatch>(batches: 4) }
@@ -33,7 +38,7 @@ extension CaptureReader {
             let (channel, body) = (channels[k], bodies[k])
             return Worker {
                 while let batch = channel.takeFull() {
-                    batch.forEach { info, bytes in body(info.frame == 0 ? .sweep(info.timestamp) : .packet(info, bytes)) }
+                    batch.forEachDecoded { info, packet in body(info.frame == 0 ? .sweep(info.timestamp) : .packet(info, packet)) }
                     channel.putEmpty(batch)
                 }
                 body(.end)
@@ -47,8 +52,9 @@ extension CaptureReader {
         }
         var schedule = SweepSchedule(options: options)
         read { info, bytes in
-            let k = ConnectionShards.worker(of: bytes, linkType: info.linkType, workers: count)
-            batches[k].append(info, bytes)
+            let packet = PacketDecoder.decode(bytes, linkType: info.linkType)
+            let k = ConnectionShards.worker(of: packet, workers: count)
+            batches[k].append(info, bytes, decoded: packet)
             handOff(k)
             guard schedule.advance(to: info.timestamp) else { return }
             for j in 0..<count {

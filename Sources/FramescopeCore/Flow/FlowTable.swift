@@ -78,8 +78,13 @@ public struct FlowTable<Sink: StreamSink> {
 
     /// Decodes one captured packet and feeds it to its connection.
     public mutating func process(_ bytes: UnsafeRawBufferPointer, info: CaptureInfo) {
+        process(PacketDecoder.decode(bytes, linkType: info.linkType), info: info)
+    }
+
+    /// Feeds one packet decoded already (by a reading thread: `readDecodedConcurrently`).
+    public mutating func process(_ decoded: DecodedPacket, info: CaptureInfo) {
         decodeStatistics.packets += 1
-        switch PacketDecoder.decode(bytes, linkType: info.linkType) {
+        switch decoded {
         case .tcp(let segment):
             decodeStatistics.tcpSegments += 1
             if segment.missingPayload > 0 {

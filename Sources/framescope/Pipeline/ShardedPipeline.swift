@@ -29,7 +29,7 @@ struct ShardedPipeline {
 
         func take(_ entry: ShardEntry) {
             switch entry {
-            case .packet(let info, let bytes): table.process(bytes, info: info)
+            case .packet(let info, let packet): table.process(packet, info: info)
             case .sweep(let time): table.sweep(at: time)
             case .end: table.finish()
             }
