@@ -191,10 +191,10 @@ extension AnalysisReport.Event {
         self.to = to
         offset = e.offset
         frame = e.frame
-        time = e.timestamp.epochString
+        timestamp = e.timestamp
         bytes = e.bytes
         length = e.length
-        wiresharkFilter = "\(labels.stream) && frame.number == \(e.frame)"
+        connectionFilter = labels.stream
     }
 }
 

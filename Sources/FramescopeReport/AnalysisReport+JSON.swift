@@ -251,7 +251,7 @@ extension AnalysisReport.Example {
 extension AnalysisReport.Event {
     func write(to w: inout JSONWriter) {
         w.object { w in
-            w.field("bytes", hex(bytes))
+            w.field("bytes", hex: bytes)
             w.field("connection", connection)
             if let evidenceBits { w.field("evidenceBits", evidenceBits) }
             if let failedAt { w.field("failedAt", failedAt) }
@@ -263,9 +263,10 @@ extension AnalysisReport.Event {
             if let looksLike { w.field("looksLike", looksLike) }
             w.field("offset", offset)
             if let reason { w.field("reason", reason) }
-            w.field("time", time)
+            w.field("time", timestamp)
             w.field("to", to)
-            w.field("wiresharkFilter", wiresharkFilter)
+            w.key("wiresharkFilter")
+            w.string(connectionFilter, then: " && frame.number == ", frame)
         }
     }
 }

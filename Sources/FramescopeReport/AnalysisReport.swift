@@ -327,12 +327,18 @@ public struct AnalysisReport: Sendable {
         public var to: String
         public var offset: Int64
         public var frame: UInt64
-        public var time: String
+        /// When the frame was captured (`time`: as the JSON has it).
+        public var timestamp: Timestamp
+        public var time: String { timestamp.epochString }
         /// Up to 16 bytes at `offset` (the JSON has them in hex).
         public var bytes: [UInt8]
         public var length: Int64
+        /// The Wireshark display filter naming the connection (`tcp.stream == N`, or by its
+        /// addresses and ports), shared by its events: each event's filter is made when written
+        /// (10,000 events made theirs: a seventh of writing them).
+        public var connectionFilter: String
         /// A Wireshark display filter showing the frame.
-        public var wiresharkFilter: String
+        public var wiresharkFilter: String { "\(connectionFilter) && frame.number == \(frame)" }
         /// `invalid-protobuf` only: the stream offset of the byte the body stopped parsing at, and its frame.
         public var failedAt: Int64?
         public var failedInFrame: UInt64?

@@ -146,17 +146,30 @@ public struct JSONWriter {
     // MARK: Values
 
     public mutating func string(_ value: String) {
+        put(0x22)
+        characters(of: value)
+        put(0x22)
+    }
+
+    /// `string(text + literal + String(number))`, without the String.
+    public mutating func string(_ text: String, then literal: StaticString, _ number: UInt64) {
+        put(0x22)
+        characters(of: text)
+        append(literal)
+        decimal(number, negative: false)
+        put(0x22)
+    }
+
+    /// A string's characters, escaped where JSON needs it, without the quotes.
+    private mutating func characters(of value: String) {
         var value = value
         let plain = value.withUTF8 { utf8 in
             // Most strings need no escaping: copy them whole.
             guard !utf8.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C }) else { return false }
-            put(0x22)
             put(UnsafeRawBufferPointer(utf8))
-            put(0x22)
             return true
         }
         if plain { return }
-        append("\"")
         for unit in value.utf8 {
             switch unit {
             case 0x22: append("\\\"")
@@ -170,7 +183,6 @@ public struct JSONWriter {
             default: put(unit)
             }
         }
-        append("\"")
     }
 
     public mutating func int(_ value: Int) { int64(Int64(value)) }
@@ -213,6 +225,25 @@ public struct JSONWriter {
     /// `string(endpoint.description)`, without the String.
     public mutating func endpoint(_ endpoint: Endpoint) {
         plainString(capacity: Endpoint.maxTextLength) { endpoint.write(into: $0, at: $1) }
+    }
+
+    /// Bytes in lower-case hex, separated by spaces (`hex(bytes)`), without the String.
+    public mutating func hex(_ bytes: [UInt8]) {
+        guard 3 * bytes.count + 2 <= OutputBuffer.capacity else { return string(FramescopeReport.hex(bytes)) }
+        plainString(capacity: 3 * bytes.count) { out, start in
+            let digits: StaticString = "0123456789abcdef"
+            var n = start
+            for (i, b) in bytes.enumerated() {
+                if i > 0 {
+                    out[n] = 0x20
+                    n += 1
+                }
+                out[n] = digits.utf8Start[Int(b >> 4)]
+                out[n + 1] = digits.utf8Start[Int(b & 15)]
+                n += 2
+            }
+            return n
+        }
     }
 
     /// `string(time.epochString)`, without the String.
@@ -332,6 +363,11 @@ public struct JSONWriter {
     public mutating func field(_ key: StaticString, _ value: Endpoint) {
         self.key(key)
         endpoint(value)
+    }
+
+    public mutating func field(_ key: StaticString, hex bytes: [UInt8]) {
+        self.key(key)
+        hex(bytes)
     }
 
     public mutating func field(_ key: StaticString, _ value: Timestamp) {

@@ -83,8 +83,19 @@ import Testing
     /// Many connections picked up mid-stream, with junk (malformed headers, events) and reconnects.
     @Test func aSynthCaptureOfManyConnectionsMergesIntoTheWholeRun() throws {
         let (capture, spec) = try SplitTests.manyConnections(cli)
-        let (merged, _) = try expectMergeEqualsTheWholeRun(capture, shards: 5, analyze: ["--dissector", spec])
+        let (merged, reports) = try expectMergeEqualsTheWholeRun(capture, shards: 5, analyze: ["--dissector", spec])
         #expect((merged["eventsTotal"] as! Int) > 0, "junk gives events to merge")
+        // An event's time and filter are read back (the filter's connection renamed, its frame
+        // kept): text framescope does not write is an error naming the place.
+        let text = String(decoding: try Data(contentsOf: URL(fileURLWithPath: reports[0])), as: UTF8.self)
+        let events = try #require(text.range(of: "\"events\" : ["))
+        for (from, to, reason) in [(" && frame.number == ", " && frame.number >= ", "wiresharkFilter"), ("\"time\" : \"", "\"time\" : \"x", "time")] {
+            let at = try #require(text.range(of: from, range: events.upperBound..<text.endIndex))
+            let broken = reports[0] + ".broken.json"
+            try Data(text.replacingCharacters(in: at, with: to).utf8).write(to: URL(fileURLWithPath: broken))
+            let run = try cli.run(["merge", broken] + reports.dropFirst())
+            #expect(run.status == 1 && run.stderr.contains("events[0].\(reason)"), "\(run.stderr)")
+        }
     }
 
     /// 50,000 connections, the scale case.

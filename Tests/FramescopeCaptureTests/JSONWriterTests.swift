@@ -28,6 +28,17 @@ import Testing
         }
     }
 
+    /// Bytes in hex and a string with a number after it are written as the Strings they stand in
+    /// for would be: escaped where the text needs it.
+    @Test func hexAndAStringWithANumberReadAsTheirStrings() throws {
+        for bytes in [[], [0], [0xAB], Array(0...31), (0...15).map { UInt8($0 * 17) }] as [[UInt8]] {
+            #expect(try written { $0.hex(bytes) } == written { $0.string(hex(bytes)) })
+        }
+        for (text, number) in [("tcp.stream == 7", 42), ("a \"quoted\" \\ filter\n", 0), ("", UInt64.max)] as [(String, UInt64)] {
+            #expect(try written { $0.string(text, then: " && frame.number == ", number) } == written { $0.string("\(text) && frame.number == \(number)") })
+        }
+    }
+
     /// `decimal(units, scale:)` writes exactly what `double(Double(units) / 10^scale)` writes, in
     /// both of Swift's forms (exponential below 1e-4) and for whole numbers, on edge cases and
     /// 200,000 random values of 1 to 15 digits.

@@ -13,6 +13,18 @@ import Testing
         #expect(Timestamp(nanoseconds: .max).epochString == "9223372036.854775807")
     }
 
+    /// What a report's `time` says reads back as the time (`merge` reads events' times so).
+    @Test func epochTextReadsBackAsTheTimestamp() {
+        var rng = SplitMix64(seed: 3)
+        let edges: [Int64] = [0, 1, -1, 999_999_999, 1_000_000_000, -1_000_000_000, -2_500_000_000, 1_700_000_000_000_000_123, .max, .min + 1]
+        for nanoseconds in edges + (0..<10_000).map({ _ in Int64(bitPattern: rng.next()) / Int64(1 + rng.next() % 1_000) }) {
+            #expect(Timestamp(epochText: Timestamp(nanoseconds: nanoseconds).epochString) == Timestamp(nanoseconds: nanoseconds))
+        }
+        for text in ["", "1", "1.5", "1.0000000000", ".000000001", "-.000000001", "1.00000000x", "+1.000000000", "1 .000000000"] {
+            #expect(Timestamp(epochText: text) == nil, "\(text)")
+        }
+    }
+
     @Test func endpointsReadAsDottedQuadsAndBracketedIPv6() {
         #expect(Endpoint(address: IPAddress(ipv4: 0x0A00_0001), port: 9000).description == "10.0.0.1:9000")
         #expect(Endpoint(address: IPAddress(ipv4: 0xFFFF_FFFF), port: 65535).description == "255.255.255.255:65535")

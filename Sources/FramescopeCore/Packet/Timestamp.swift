@@ -63,6 +63,21 @@ public struct Timestamp: Hashable, Comparable, Sendable {
         String(unsafeUninitializedCapacity: 32) { writeEpoch(into: $0, at: 0) }
     }
 
+    /// The time `epochString` wrote (`seconds.nanoseconds`, nine digits, a sign before
+    /// negative seconds); nil for other text.
+    public init?(epochText text: String) {
+        var utf8 = Substring(text).utf8[...]
+        let negative = utf8.first == 0x2D
+        if negative { utf8 = utf8.dropFirst() }
+        guard let point = utf8.firstIndex(of: 0x2E) else { return nil }
+        let (whole, fraction) = (utf8[..<point], utf8[utf8.index(after: point)...])
+        guard (1...12).contains(whole.count), fraction.count == 9, [whole, fraction].allSatisfy({ $0.allSatisfy { (0x30...0x39).contains($0) } }) else { return nil }
+        func value(_ digits: Substring.UTF8View.SubSequence) -> Int64 { digits.reduce(0) { $0 * 10 + Int64($1 - 0x30) } }
+        let seconds = value(whole)
+        // (A negative time is written as whole seconds below it and the nanoseconds after them.)
+        self.init(seconds: negative ? -seconds : seconds, nanoseconds: value(fraction))
+    }
+
     /// Writes `epochString` at `start` (room for 32 bytes); returns the index after it.
     public func writeEpoch(into out: UnsafeMutableBufferPointer<UInt8>, at start: Int) -> Int {
         let s = nanoseconds.quotientAndRemainder(dividingBy: 1_000_000_000)

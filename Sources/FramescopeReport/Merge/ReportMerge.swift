@@ -234,30 +234,46 @@ private struct Renumbering {
     }
 }
 
-/// Evidence that names a connection, and shows it with a Wireshark filter.
+/// Evidence that names a connection, and shows it with a Wireshark filter that starts with
+/// the connection's.
 private protocol NamesAConnection {
     var connection: Int { get set }
-    var wiresharkFilter: String { get set }
+    var filterNamingConnection: String { get set }
 }
 
 extension NamesAConnection {
     /// With the merged report's ID, and its filter naming that.
     func renumbered(_ id: Int, _ r: Renumbering) -> Self {
         var e = self
-        (e.connection, e.wiresharkFilter) = (id, r.filter(wiresharkFilter, old: connection, new: id))
+        (e.connection, e.filterNamingConnection) = (id, r.filter(filterNamingConnection, old: connection, new: id))
         return e
     }
 }
 
-extension AnalysisReport.Event: NamesAConnection {}
-extension AnalysisReport.Example: NamesAConnection {}
+extension AnalysisReport.Event: NamesAConnection {
+    fileprivate var filterNamingConnection: String {
+        get { connectionFilter }
+        set { connectionFilter = newValue }
+    }
+}
+
+extension AnalysisReport.Example: NamesAConnection {
+    fileprivate var filterNamingConnection: String {
+        get { wiresharkFilter }
+        set { wiresharkFilter = newValue }
+    }
+}
 
 extension AnalysisReport.Event {
     init(_ f: ReportFields) throws {
+        let frame = try f.uint64("frame"), filter = try f.string("wiresharkFilter"), time = try f.string("time")
+        let frameFilter = " && frame.number == \(frame)"
+        guard filter.hasSuffix(frameFilter) else { throw f.fail("\(f.path).wiresharkFilter does not end with its frame's `\(frameFilter.dropFirst())`") }
+        guard let timestamp = Timestamp(epochText: time) else { throw f.fail("\(f.path).time is not seconds.nanoseconds (\(time))") }
         self.init(
             kind: try f.string("kind"), reason: try f.optionalString("reason"), connection: try f.int("connection"), from: try f.string("from"),
-            to: try f.string("to"), offset: try f.int64("offset"), frame: try f.uint64("frame"), time: try f.string("time"),
-            bytes: try unhex(try f.string("bytes"), f), length: try f.int64("length"), wiresharkFilter: try f.string("wiresharkFilter"),
+            to: try f.string("to"), offset: try f.int64("offset"), frame: frame, timestamp: timestamp,
+            bytes: try unhex(try f.string("bytes"), f), length: try f.int64("length"), connectionFilter: String(filter.dropLast(frameFilter.count)),
             failedAt: f.value["failedAt"] == nil ? nil : try f.int64("failedAt"),
             failedInFrame: f.value["failedInFrame"] == nil ? nil : try f.uint64("failedInFrame"),
             evidenceBits: try f.optionalDouble("evidenceBits"), looksLike: try f.optionalString("looksLike"))
