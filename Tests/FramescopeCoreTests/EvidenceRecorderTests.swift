@@ -108,6 +108,33 @@ import Testing
         #expect(recorder.total == 5 && recorder.events.count == 2)
     }
 
+    /// Connections whose evidence interleaves, each finishing after its last: the endpoints kept
+    /// are exactly those of the connections the kept events and examples name, while events of
+    /// lower connections evict higher ones' one by one (a connection is named while the highest
+    /// kept event is still its).
+    @Test func endpointsFollowTheKeptEvidenceWhileConnectionsInterleave() {
+        let perConnection = evidence(connections: 200, perConnection: 0...30, seed: 5)
+        let last = Dictionary(perConnection.indices.compactMap { c in perConnection[c].isEmpty ? nil : (c, perConnection[c].count) }) { a, _ in a }
+        for seed in [1, 2, 3] as [UInt64] {
+            var recorder = EvidenceRecorder(limit: 150), seen = [Int: Int]()
+            for f in interleaved(perConnection, seed: seed) {
+                if let e = f.event { recorder.add(e.connection, e) }
+                if let x = f.example, recorder.wantsExample(x.kind, x.direction, x.cause, in: x.connection) { recorder.add(example: x) }
+                seen[f.connection, default: 0] += 1
+                if seen[f.connection] == last[f.connection] {
+                    recorder.connectionFinished(
+                        ConnectionInfo(
+                            id: ConnectionID(f.connection), client: Endpoint(address: IPAddress(ipv4: 1), port: UInt16(1000 + f.connection)),
+                            server: Endpoint(address: IPAddress(ipv4: 2), port: 80), roleEvidence: .syn, firstFrame: 0, firstSeen: Timestamp(nanoseconds: 0)))
+                }
+                let named = Set(recorder.events.map(\.connection) + recorder.examples.map(\.connection))
+                #expect(Set(recorder.endpoints.keys).isSubset(of: named))
+            }
+            #expect(recorder.events.count == 150 && recorder.total > 1_000)
+            #expect(Set(recorder.endpoints.keys) == Set(recorder.events.map(\.connection) + recorder.examples.map(\.connection)))
+        }
+    }
+
     /// Connections shared out among four recorders (each numbering its own from 0, as workers
     /// do) and taken in by a fifth: the events, examples and endpoints of one recorder over all.
     /// A connection with two examples, the first evicted while it is taken in and the second

@@ -9,8 +9,8 @@ public struct EvidenceRecorder: Sendable {
     /// Client and server of the finished connections the kept evidence names: it outlives its
     /// connections, which the analyzer does not keep.
     public private(set) var endpoints: [ConnectionID: (client: Endpoint, server: Endpoint)] = [:]
-    /// Kept events per connection.
-    private var named: [ConnectionID: Int] = [:]
+    /// The connections kept events name.
+    private var named: Set<ConnectionID> = []
     /// Events and examples offered so far: their order found.
     private var found = 0
 
@@ -31,9 +31,13 @@ public struct EvidenceRecorder: Sendable {
     /// Keeps `event` if its key ranks among the lowest (built only then).
     private mutating func keep(_ event: @autoclosure () -> AnalysisEvent, at key: EvidenceKey) {
         guard kept.admits(key) else { return }
-        named[key.connection, default: 0] += 1
+        named.insert(key.connection)
         guard let evicted = kept.insert(event(), at: key)?.connection else { return }
-        if named[evicted] == 1 { named[evicted] = nil } else { named[evicted]! -= 1 }
+        // The evicted event was the highest kept, its connection the highest named: it is named
+        // still exactly when the highest kept now is its (a count per connection cost two more
+        // dictionary look-ups an admission).
+        guard kept.highestKey?.connection != evicted else { return }
+        named.remove(evicted)
         forgetIfUnnamed(evicted)
     }
 
@@ -90,7 +94,7 @@ public struct EvidenceRecorder: Sendable {
     }
 
     private func names(_ id: ConnectionID) -> Bool {
-        named[id] != nil || examplesByCause.contains { $0?.example.connection == id }
+        named.contains(id) || examplesByCause.contains { $0?.example.connection == id }
             || examplesByKind.contains { $0.contains { $0.connection == id } }
     }
 
@@ -147,6 +151,9 @@ struct LowestByKey<Item: Sendable>: Sendable {
     init(capacity: Int) { self.capacity = capacity }
 
     func admits(_ key: EvidenceKey) -> Bool { heap.count < capacity || key < heap[0].key }
+
+    /// The highest key kept: the one a newcomer past `capacity` evicts.
+    var highestKey: EvidenceKey? { heap.first?.key }
 
     /// The kept items with their keys, in no set order.
     var entries: [(key: EvidenceKey, item: Item)] { heap.map { ($0.key, items[$0.slot]) } }
