@@ -76,7 +76,9 @@ public struct FlowTable<Sink: StreamSink> {
 
     // MARK: Input
 
-    /// Decodes one captured packet and feeds it to its connection.
+    /// Decodes one captured packet and feeds it to its connection. (Never inlined: `scripts/bench`
+    /// counts the instructions of a packet's whole path inside it.)
+    @inline(never)
     public mutating func process(_ bytes: UnsafeRawBufferPointer, info: CaptureInfo) {
         process(PacketDecoder.decode(bytes, linkType: info.linkType), info: info)
     }
