@@ -16,11 +16,15 @@ import Testing
     /// What a report's `time` says reads back as the time (`merge` reads events' times so).
     @Test func epochTextReadsBackAsTheTimestamp() {
         var rng = SplitMix64(seed: 3)
-        let edges: [Int64] = [0, 1, -1, 999_999_999, 1_000_000_000, -1_000_000_000, -2_500_000_000, 1_700_000_000_000_000_123, .max, .min + 1]
+        let edges: [Int64] = [0, 1, -1, 999_999_999, 1_000_000_000, -1_000_000_000, -2_500_000_000, 1_700_000_000_000_000_123, .max, .min, .min + 1]
         for nanoseconds in edges + (0..<10_000).map({ _ in Int64(bitPattern: rng.next()) / Int64(1 + rng.next() % 1_000) }) {
             #expect(Timestamp(epochText: Timestamp(nanoseconds: nanoseconds).epochString) == Timestamp(nanoseconds: nanoseconds))
         }
-        for text in ["", "1", "1.5", "1.0000000000", ".000000001", "-.000000001", "1.00000000x", "+1.000000000", "1 .000000000"] {
+        // Not nine fraction digits, not digits, no seconds, or past Int64's nanoseconds either way.
+        for text in [
+            "", "1", "1.5", "1.0000000000", ".000000001", "-.000000001", "-0.500000000", "1.00000000x", "+1.000000000", "1 .000000000",
+            "9223372036.854775808", "-9223372037.145224191", "99999999999.000000000", "999999999999.000000000",
+        ] {
             #expect(Timestamp(epochText: text) == nil, "\(text)")
         }
     }

@@ -71,11 +71,19 @@ public struct Timestamp: Hashable, Comparable, Sendable {
         if negative { utf8 = utf8.dropFirst() }
         guard let point = utf8.firstIndex(of: 0x2E) else { return nil }
         let (whole, fraction) = (utf8[..<point], utf8[utf8.index(after: point)...])
-        guard (1...12).contains(whole.count), fraction.count == 9, [whole, fraction].allSatisfy({ $0.allSatisfy { (0x30...0x39).contains($0) } }) else { return nil }
-        func value(_ digits: Substring.UTF8View.SubSequence) -> Int64 { digits.reduce(0) { $0 * 10 + Int64($1 - 0x30) } }
-        let seconds = value(whole)
-        // (A negative time is written as whole seconds below it and the nanoseconds after them.)
-        self.init(seconds: negative ? -seconds : seconds, nanoseconds: value(fraction))
+        guard (1...11).contains(whole.count), fraction.count == 9, [whole, fraction].allSatisfy({ $0.allSatisfy { (0x30...0x39).contains($0) } }) else { return nil }
+        func value(_ digits: Substring.UTF8View.SubSequence) -> UInt64 { digits.reduce(0) { $0 * 10 + UInt64($1 - 0x30) } }
+        let (seconds, nanoseconds) = (value(whole), value(fraction))
+        // A negative time is written as the whole seconds below it and the nanoseconds after
+        // them: its magnitude is the seconds less the nanoseconds. Past Int64's range is no time.
+        let (scaled, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        if negative {
+            guard !overflow, seconds > 0, scaled - nanoseconds <= UInt64(1) << 63 else { return nil }
+            self.init(nanoseconds: Int64(bitPattern: 0 &- (scaled &- nanoseconds)))
+        } else {
+            guard !overflow, scaled <= UInt64(Int64.max) - nanoseconds else { return nil }
+            self.init(nanoseconds: Int64(scaled + nanoseconds))
+        }
     }
 
     /// Writes `epochString` at `start` (room for 32 bytes); returns the index after it.
