@@ -334,8 +334,8 @@ public struct AnalysisReport: Sendable {
         public var bytes: [UInt8]
         public var length: Int64
         /// The Wireshark display filter naming the connection (`tcp.stream == N`, or by its
-        /// addresses and ports), shared by its events: each event's filter is made when written
-        /// (10,000 events made theirs: a seventh of writing them).
+        /// addresses and ports), shared by its events; an event's own filter is written from it
+        /// (made for each of 10,000 events, the filters and times were two thirds of building them).
         public var connectionFilter: String
         /// A Wireshark display filter showing the frame.
         public var wiresharkFilter: String { "\(connectionFilter) && frame.number == \(frame)" }
