@@ -84,6 +84,7 @@ public struct FlowTable<Sink: StreamSink> {
     }
 
     /// Feeds one packet decoded already (by a reading thread: `readDecodedConcurrently`).
+    @inline(__always)
     public mutating func process(_ decoded: DecodedPacket, info: CaptureInfo) {
         decodeStatistics.packets += 1
         switch decoded {
