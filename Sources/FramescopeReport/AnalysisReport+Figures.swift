@@ -206,17 +206,23 @@ public func percent(_ part: Int, of whole: Int) -> Double {
 /// Lower-case hex, bytes separated by spaces.
 func hex(_ bytes: [UInt8]) -> String {
     guard !bytes.isEmpty else { return "" }
+    return String(unsafeUninitializedCapacity: bytes.count * 3 - 1) { writeHex(bytes, into: $0, at: 0) }
+}
+
+/// Writes `hex(bytes)` at `start` (room for 3 × count − 1 bytes); returns the index after it.
+func writeHex(_ bytes: [UInt8], into out: UnsafeMutableBufferPointer<UInt8>, at start: Int) -> Int {
     let digits: StaticString = "0123456789abcdef"
-    return String(unsafeUninitializedCapacity: bytes.count * 3 - 1) { out in
-        digits.withUTF8Buffer { digits in
-            for (i, b) in bytes.enumerated() {
-                if i > 0 { out[3 * i - 1] = 0x20 }
-                out[3 * i] = digits[Int(b >> 4)]
-                out[3 * i + 1] = digits[Int(b & 15)]
-            }
+    var n = start
+    for (i, b) in bytes.enumerated() {
+        if i > 0 {
+            out[n] = 0x20
+            n += 1
         }
-        return bytes.count * 3 - 1
+        out[n] = digits.utf8Start[Int(b >> 4)]
+        out[n + 1] = digits.utf8Start[Int(b & 15)]
+        n += 2
     }
+    return n
 }
 
 extension ConnectionAnalysis {

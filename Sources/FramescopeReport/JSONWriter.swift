@@ -230,20 +230,7 @@ public struct JSONWriter {
     /// Bytes in lower-case hex, separated by spaces (`hex(bytes)`), without the String.
     public mutating func hex(_ bytes: [UInt8]) {
         guard 3 * bytes.count + 2 <= OutputBuffer.capacity else { return string(FramescopeReport.hex(bytes)) }
-        plainString(capacity: 3 * bytes.count) { out, start in
-            let digits: StaticString = "0123456789abcdef"
-            var n = start
-            for (i, b) in bytes.enumerated() {
-                if i > 0 {
-                    out[n] = 0x20
-                    n += 1
-                }
-                out[n] = digits.utf8Start[Int(b >> 4)]
-                out[n + 1] = digits.utf8Start[Int(b & 15)]
-                n += 2
-            }
-            return n
-        }
+        plainString(capacity: 3 * bytes.count) { writeHex(bytes, into: $0, at: $1) }
     }
 
     /// `string(time.epochString)`, without the String.
