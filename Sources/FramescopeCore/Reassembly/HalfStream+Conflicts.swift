@@ -31,6 +31,7 @@ extension HalfStream {
     mutating func compareWithPending<Sink: StreamSink>(
         _ bytes: UnsafeRawBufferPointer, at start: Int64, frame: UInt64, route: Route, sink: inout Sink, state: inout Sink.ConnectionState
     ) {
+        guard hasPending else { return }  // (in order: no box to look into)
         let end = start + Int64(bytes.count)
         var index = head
         while index < pending.count && pending[index].offset < end {
