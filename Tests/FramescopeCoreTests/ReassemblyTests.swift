@@ -121,6 +121,31 @@ import Testing
         #expect(c.table.context.bufferedBytes == 0)
     }
 
+    /// The out-of-order buffer and the skipped holes are one box a direction allocates at its
+    /// first buffered segment or buffer-limit gap: in-order data, retransmissions and snaplen
+    /// cuts leave a direction without it, and a direction keeps it once made.
+    @Test func onlyADirectionThatBuffersHoldsTheOutOfOrderState() {
+        var options = ReassemblyOptions()
+        options.maxBufferedBytesPerDirection = 300
+        var c = Conversation(options: options)
+        func holds() -> [Bool] { [c.table.connections[0].clientToServer.holdsReordering, c.table.connections[0].serverToClient.holdsReordering] }
+        c.handshake()
+        c.send(client, server, seq: 1001, [.ack], pattern(0, 100))
+        c.send(client, server, seq: 1001, [.ack], pattern(0, 100))  // a retransmission
+        c.send(client, server, seq: 1101, [.ack], pattern(100, 50), captureLength: 20)  // cut by the snaplen
+        c.send(server, client, seq: 5001, [.ack, .psh], pattern(0, 40))
+        #expect(holds() == [false, false])
+        c.send(server, client, seq: 5061, [.ack], pattern(60, 20))  // ahead of a hole
+        #expect(holds() == [false, true])
+        c.send(server, client, seq: 5041, [.ack], pattern(40, 20))  // fills it: the box stays
+        #expect(holds() == [false, true])
+        for i in 2..<6 { c.send(client, server, seq: 1001 + UInt32(i * 100), [.ack], pattern(i * 100, 100)) }  // ahead of a hole, then past the buffer limit
+        #expect(holds() == [true, true])
+        let sink = c.finish()
+        #expect(sink.stream(0, .serverToClient) == pattern(0, 80))
+        #expect(sink.gaps.map(\.reason) == [.truncatedPayload, .bufferLimit])
+    }
+
     @Test func aNewSYNOnAReusedFourTupleStartsANewConnection() {
         var c = Conversation()
         c.handshake(clientISN: 1000)

@@ -67,6 +67,9 @@ struct HalfStream {
         _modify { yield &reordering.value.skippedHoles }
     }
 
+    /// Whether this direction ever buffered a segment or skipped a hole (its box exists).
+    var holdsReordering: Bool { reordering.isAllocated }
+
     var hasPending: Bool {
         guard let stored = reordering.stored else { return false }
         return stored.value.head < stored.value.pending.count
