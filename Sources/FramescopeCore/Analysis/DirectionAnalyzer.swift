@@ -8,6 +8,13 @@ struct DirectionAnalyzer {
     var analysis = DirectionAnalysis()
     var cutter: FrameCutter
     var ledger = SegmentLedger()
+    // The one-byte fields in the ledger's tail padding, before the aligned words: every direction
+    // that carries bytes has an analyzer, and a byte more took its allocation (header and
+    // malloc's word included) to the next 16-byte size.
+    var mode = Mode.framing
+    private let checksBodies: Bool
+    private let direction: Direction
+    private var hasUnsettledGlue = false
     /// Allocated at the first search: most directions never need one, and 50,000 open
     /// connections would carry 350 bytes each of it.
     private var recoveryState = OutOfLine<FramingRecovery>()
@@ -28,10 +35,9 @@ struct DirectionAnalyzer {
         case stopped
     }
 
-    /// The frame in progress.
+    /// The frame in progress. (The segment it began in is the ledger's: `messageFirstSegment`.)
     private struct Message {
         var start: Int64
-        var firstSegment: SegmentMark
         var type: UInt64?
         var isPreamble = false
         var damaged = false
@@ -40,16 +46,19 @@ struct DirectionAnalyzer {
     }
 
     private var message: Message?
-    /// The type of the last message completed, while the segment it ended in may still carry
-    /// the next message (which glues it) and it was not counted glued already.
     /// Stream offset one past the last byte seen.
     private var end: Int64 = 0
-    // The one-byte fields last, after the optional's tag byte: they share its padding (50,000
-    // connections carry every byte twice).
-    private var unsettledGlue: UInt64?
-    var mode = Mode.framing
-    private let checksBodies: Bool
-    private let direction: Direction
+    /// The type of the last message completed, while the segment it ended in may still carry
+    /// the next message (which glues it) and it was not counted glued already: a flag and a
+    /// number (an optional's tag byte after the number took 8 bytes more).
+    private var unsettledGlue: UInt64? {
+        get { hasUnsettledGlue ? unsettledType : nil }
+        set {
+            hasUnsettledGlue = newValue != nil
+            unsettledType = newValue ?? 0
+        }
+    }
+    private var unsettledType: UInt64 = 0
 
     /// - Parameter bodyRules: what bodies are checked against, nil when they are not checked.
     init(dissector: SharedDissector, connection: ConnectionID, direction: Direction, bodyRules: BodyRules?) {
@@ -138,7 +147,8 @@ struct DirectionAnalyzer {
         if mode == .framing, let m = message, !m.damaged {
             analysis.incompleteAtEnd += 1
             analysis.incompleteBytes += end - m.start
-            context.evidence.add(connection, event(.incompleteAtEnd, at: m.start, in: m.firstSegment, bytes: cutter.pendingHeader(limit: 16), length: end - m.start))
+            context.evidence.add(
+                connection, event(.incompleteAtEnd, at: m.start, in: ledger.messageFirstSegment, bytes: cutter.pendingHeader(limit: 16), length: end - m.start))
         }
         inspection.abandon()
         message = nil
@@ -172,7 +182,7 @@ struct DirectionAnalyzer {
                 return
             case .framing:
                 if message == nil {  // the cutter is idle: a frame begins here
-                    message = Message(start: base + Int64(i), firstSegment: ledger.segment, sharesFirstSegment: ledger.segmentCarriesAMessage)
+                    message = Message(start: base + Int64(i), sharesFirstSegment: ledger.segmentCarriesAMessage)
                     ledger.beginMessage(at: base + Int64(i))
                 }
                 let (step, next) = cutter.next(bytes, from: i)
@@ -207,18 +217,20 @@ struct DirectionAnalyzer {
         }
         inspection.begin(start: m.start + Int64(d.body), end: m.start + Int64(d.length))
         if d.buffered > 0 {
-            cutter.withBufferedHeader { inspection.feed($0, at: m.start + Int64(d.scanned), frame: m.firstSegment.frame) }
+            let frame = ledger.messageFirstSegment.frame
+            cutter.withBufferedHeader { inspection.feed($0, at: m.start + Int64(d.scanned), frame: frame) }
         }
     }
 
     private mutating func malformed(_ malformed: FrameCutter.Malformed, rest: UnsafeRawBufferPointer, context: inout AnalysisContext) {
         let kept = cutter.takeMalformed(malformed)
-        let m = message ?? Message(start: end, firstSegment: ledger.segment)
+        let m = message ?? Message(start: end)
+        let first = ledger.messageFirstSegment  // (before the message is dropped)
         let at = m.start + Int64(malformed.scanned)
         let evidence = Array((kept + rest.prefix(16)).prefix(16))
         analysis.malformed += 1
         analysis.malformedByReason.add(malformed.reason)
-        analysis.timeline.add(.malformed, at: m.firstSegment.timestamp)
+        analysis.timeline.add(.malformed, at: first.timestamp)
         let spanned = ledger.messageSegmentMarks  // (before the message is dropped)
         if let export = context.export, export.wants(.malformed, connection: connection) {
             for segment in spanned { context.export!.add(segment.frame) }
@@ -226,8 +238,8 @@ struct DirectionAnalyzer {
         dropMessage()
         analysis.undissectedBytes += Int64(malformed.scanned)
         startRecovery(
-            .malformed, at: at, keeping: kept, segment: m.firstSegment, later: spanned, candidateFrom: 1,
-            malformedEvent: event(.malformed, reason: malformed.reason, at: at, in: m.firstSegment, bytes: evidence), context: &context)
+            .malformed, at: at, keeping: kept, segment: first, later: spanned, candidateFrom: 1,
+            malformedEvent: event(.malformed, reason: malformed.reason, at: at, in: first, bytes: evidence), context: &context)
         keepForRecovery(rest, segment: ledger.segment, context: &context)
     }
 
@@ -236,6 +248,7 @@ struct DirectionAnalyzer {
     private mutating func completeMessage(endingAt end: Int64, context: inout AnalysisContext) {
         guard let m = message else { return }
         message = nil
+        let first = ledger.messageFirstSegment  // (before the ledger settles the message)
         if !m.damaged { finishBody(context: &context) }
         guard !m.isPreamble && !m.damaged else {
             var merged: SegmentLedger.Merged?
@@ -254,7 +267,7 @@ struct DirectionAnalyzer {
             context.evidence.add(
                 example: SplitExample(
                     kind: .partial, connection: connection, direction: direction, offset: m.start, length: length,
-                    firstFrame: m.firstSegment.frame, lastFrame: last.frame, count: segments, timestamp: m.firstSegment.timestamp, cause: cause))
+                    firstFrame: first.frame, lastFrame: last.frame, count: segments, timestamp: first.timestamp, cause: cause))
         }
         analysis.messages += 1
         analysis.messageBytes += length
@@ -263,19 +276,19 @@ struct DirectionAnalyzer {
         if let type = m.type {
             analysis.countType(type)
             if segments >= 2 { analysis.countPartialType(type) }
-            context.latencyByType[direction].add((last.timestamp.nanoseconds - m.firstSegment.timestamp.nanoseconds) / 1000, type: type)
+            context.latencyByType[direction].add((last.timestamp.nanoseconds - first.timestamp.nanoseconds) / 1000, type: type)
         }
         countGlue(m)
         context.completed.append((m.type, last.timestamp.nanoseconds))
-        let latency = (last.timestamp.nanoseconds - m.firstSegment.timestamp.nanoseconds) / 1000
+        let latency = (last.timestamp.nanoseconds - first.timestamp.nanoseconds) / 1000
         analysis.assemblyLatencyMicroseconds.add(latency)
         context.latencies[direction].add(latency)
         if context.recordMessages {
             context.messages.append(
                 MessageRecord(
                     connection: connection, direction: direction, offset: m.start, length: length, type: m.type,
-                    firstFrame: m.firstSegment.frame, lastFrame: last.frame, segments: segments,
-                    firstTimestamp: m.firstSegment.timestamp, lastTimestamp: last.timestamp, damagedByGap: false))
+                    firstFrame: first.frame, lastFrame: last.frame, segments: segments,
+                    firstTimestamp: first.timestamp, lastTimestamp: last.timestamp, damagedByGap: false))
         }
     }
 
@@ -326,7 +339,7 @@ struct DirectionAnalyzer {
         m.damaged = true
         message = m
         analysis.damagedByGaps += 1
-        context.evidence.add(connection, event(.damagedByGap, at: m.start, in: m.firstSegment, bytes: [], length: length))
+        context.evidence.add(connection, event(.damagedByGap, at: m.start, in: ledger.messageFirstSegment, bytes: [], length: length))
     }
 
     private mutating func finishBody(context: inout AnalysisContext) {

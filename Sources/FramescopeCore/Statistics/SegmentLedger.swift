@@ -8,7 +8,6 @@
 struct SegmentLedger {
     /// The segment whose bytes are being framed.
     private(set) var segment = SegmentMark.none
-    private var hasSegment = false
     private var touches = 0
     /// Earlier segments the message in progress spans, with their touches so far.
     private var spanned: [(touches: Int, segment: SegmentMark)] = []
@@ -17,6 +16,8 @@ struct SegmentLedger {
     typealias Merged = (segment: SegmentMark, messages: Int, cause: SplitCause)
     /// Segments the message in progress spans so far.
     private(set) var messageSegments = 0
+    // The flags last, after the words: every direction that carries bytes holds a ledger.
+    private var hasSegment = false
     private var messageStartsSegment = false
 
     /// Bytes of `next` follow, inside a message in progress or not; a part of the current
@@ -38,6 +39,9 @@ struct SegmentLedger {
 
     /// The segments the message in progress spans so far, from its first to the current one.
     var messageSegmentMarks: [SegmentMark] { spanned.map(\.segment) + (hasSegment ? [segment] : []) }
+
+    /// The segment the message in progress began in (the current one until it spans more).
+    var messageFirstSegment: SegmentMark { spanned.first?.segment ?? segment }
 
     /// The current segment already carries a message (or a leading tail): a message beginning
     /// now shares it.
