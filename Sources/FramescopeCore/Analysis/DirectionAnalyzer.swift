@@ -356,7 +356,7 @@ struct DirectionAnalyzer {
         context.evidence.add(connection, Self.invalidBodyEvent(failure, inspection, ledger.segment, connection, direction))
     }
 
-    /// Static, given its parts: as a method it had the whole analyzer (568 bytes, a dozen
+    /// Static, given its parts: as a method it had the whole analyzer (over 500 bytes, a dozen
     /// references) copied for every event kept.
     private static func invalidBodyEvent(
         _ failure: (reason: ProtobufFailure, at: Int64), _ inspection: borrowing BodyInspection, _ segment: SegmentMark,
