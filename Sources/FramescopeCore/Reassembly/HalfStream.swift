@@ -237,9 +237,8 @@ struct HalfStream {
     /// Bytes of a segment that fall in a hole already skipped: they arrived too late to be
     /// delivered (a buffer limit gave the hole up). Returns true when the whole segment was late.
     private mutating func countLate(from start: Int64, to end: Int64, context: inout ReassemblyContext) -> Bool {
-        guard let holes = reordering.stored?.value.skippedHoles, !holes.isEmpty else { return false }
         var late: Int64 = 0
-        for hole in holes where hole.start < end && start < hole.end {
+        for hole in skippedHoles where hole.start < end && start < hole.end {
             late += min(end, hole.end) - max(start, hole.start)
         }
         guard late > 0 else { return false }
