@@ -3,114 +3,136 @@ import FramescopeCore
 /// `framescope.report/2` written as a stream (keys in sorted order, as in docs/report.schema.json).
 extension AnalysisReport {
     public func write(to w: inout JSONWriter) {
-        w.object { w in
-            if let capture {
-                w.key("capture")
-                w.object { w in
-                    w.field("analysisDrops", capture.analysisDrops)
-                    w.field("durationSeconds", capture.durationSeconds)
-                    if !capture.files.isEmpty {
-                        w.key("files")
-                        w.array(capture.files) { w, f in w.string(f) }
-                    }
-                    if let filter = capture.filter { w.field("filter", filter) }
-                    w.field("interface", capture.interface)
-                    w.field("interfaceDrops", capture.interfaceDrops)
-                    w.field("kernelDrops", capture.kernelDrops)
-                    w.field("packetsCaptured", capture.packetsCaptured)
-                    w.field("packetsReceived", capture.packetsReceived)
-                    if let savedTo = capture.savedTo { w.field("savedTo", savedTo) }
-                    w.field("shedConnections", capture.shedConnections)
-                }
-            }
-            w.key("connections")
-            if let mergedConnections {
-                w.array { w in mergedConnections.write(to: &w) }
-            } else {
-                switch listing?.scope {
-                case .all?: w.array { w in listing!.writeAll(to: &w) }
-                case .nothing?: w.array { _ in }
-                case .worst?, nil: w.array(analyses) { w, a in a.writeJSON(to: &w, protobuf: protobufCheck) }
-                }
-            }
-            w.key("dissectors")
+        Self.writeOpening(capture: capture, to: &w)
+        writeRemainder(to: &w)
+    }
+
+    /// Completes the report `stream` began while the analysis ran (the connections it wrote as
+    /// they finished); false when a write failed.
+    public func finish(_ stream: ReportStream) -> Bool {
+        precondition(capture == nil, "a streamed report has no capture section: its connections come first")
+        stream.open()
+        writeRemainder(to: &stream.writer)
+        stream.writer.finish()
+        return !stream.writer.failed
+    }
+
+    /// What comes before the first connection: `{`, a live capture's figures, `"connections" : [`.
+    static func writeOpening(capture: Capture?, to w: inout JSONWriter) {
+        w.beginObject()
+        if let capture {
+            w.key("capture")
             w.object { w in
-                w.key("byServerPort")
-                w.object { w in
-                    for (port, spec) in dissectors.byServerPort.sorted(by: { $0.key < $1.key }) {
-                        w.key(named: port)
-                        w.string(spec)
-                    }
+                w.field("analysisDrops", capture.analysisDrops)
+                w.field("durationSeconds", capture.durationSeconds)
+                if !capture.files.isEmpty {
+                    w.key("files")
+                    w.array(capture.files) { w, f in w.string(f) }
                 }
-                if let d = dissectors.default { w.field("default", d) }
-                if let n = dissectors.defaultName { w.field("defaultName", n) }
+                if let filter = capture.filter { w.field("filter", filter) }
+                w.field("interface", capture.interface)
+                w.field("interfaceDrops", capture.interfaceDrops)
+                w.field("kernelDrops", capture.kernelDrops)
+                w.field("packetsCaptured", capture.packetsCaptured)
+                w.field("packetsReceived", capture.packetsReceived)
+                if let savedTo = capture.savedTo { w.field("savedTo", savedTo) }
+                w.field("shedConnections", capture.shedConnections)
             }
-            w.key("events")
-            w.array(events) { w, e in e.write(to: &w) }
-            w.field("eventsTotal", eventsTotal)
-            w.key("examples")
-            w.array(examples) { w, e in e.write(to: &w) }
-            if !inference.isEmpty {
-                w.key("inference")
-                InferenceReport.write(inference, to: &w)
-            }
-            w.key("inputs")
-            w.array(inputs) { w, input in input.write(to: &w) }
-            w.key("limits")
-            limits.write(to: &w)
-            w.key("packets")
-            packets.write(to: &w)
-            if let protobuf {
-                w.key("protobuf")
-                w.object { w in
-                    if let countBy = protobuf.countBy { w.field("countBy", countBy) }
-                    if let message = protobuf.message { w.field("message", message) }
-                    w.field("mode", protobuf.mode)
-                    w.field("scope", protobuf.scope)
-                }
-            }
-            if let responseTimes {
-                w.key("responseTimes")
-                responseTimes.write(to: &w)
-            }
-            w.field("schema", schema)
-            if let sketches {
-                w.key("sketches")
-                sketches.write(to: &w)
-            }
-            w.key("specSuggestions")
-            w.array(specSuggestions) { w, s in
-                w.object { w in
-                    w.field("bytes", s.bytes)
-                    w.field("change", s.change)
-                    w.field("connection", s.connection)
-                    w.field("from", s.from)
-                    if let meaning = s.meaning { w.field("meaning", meaning) }
-                    w.field("messages", s.messages)
-                    w.field("spec", s.spec)
-                    w.field("to", s.to)
-                    w.field("wholeStream", s.wholeStream)
-                }
-            }
-            if let tcp {
-                w.key("tcp")
-                tcp.write(to: &w)
-            }
-            w.key("totals")
-            w.object { w in
-                w.key("all")
-                totals.all.write(to: &w)
-                w.key("clientToServer")
-                totals.clientToServer.write(to: &w)
-                w.field("connections", totals.connections)
-                w.field("dissectedConnections", totals.dissectedConnections)
-                w.field("foldedConnections", totals.foldedConnections)
-                w.key("serverToClient")
-                totals.serverToClient.write(to: &w)
-            }
-            w.key("warnings")
-            w.array(warnings) { w, text in w.string(text) }
         }
+        w.key("connections")
+        w.beginArray()
+    }
+
+    /// The connections not written yet, then every member after them and the closing `}`.
+    private func writeRemainder(to w: inout JSONWriter) {
+        if let mergedConnections {
+            mergedConnections.write(to: &w)
+        } else {
+            switch listing?.scope {
+            case .all?: listing!.writeAll(to: &w)
+            case .nothing?: break
+            case .worst?, nil: for a in analyses { w.member { a.writeJSON(to: &$0, protobuf: protobufCheck) } }
+            }
+        }
+        w.endArray()
+        w.key("dissectors")
+        w.object { w in
+            w.key("byServerPort")
+            w.object { w in
+                for (port, spec) in dissectors.byServerPort.sorted(by: { $0.key < $1.key }) {
+                    w.key(named: port)
+                    w.string(spec)
+                }
+            }
+            if let d = dissectors.default { w.field("default", d) }
+            if let n = dissectors.defaultName { w.field("defaultName", n) }
+        }
+        w.key("events")
+        w.array(events) { w, e in e.write(to: &w) }
+        w.field("eventsTotal", eventsTotal)
+        w.key("examples")
+        w.array(examples) { w, e in e.write(to: &w) }
+        if !inference.isEmpty {
+            w.key("inference")
+            InferenceReport.write(inference, to: &w)
+        }
+        w.key("inputs")
+        w.array(inputs) { w, input in input.write(to: &w) }
+        w.key("limits")
+        limits.write(to: &w)
+        w.key("packets")
+        packets.write(to: &w)
+        if let protobuf {
+            w.key("protobuf")
+            w.object { w in
+                if let countBy = protobuf.countBy { w.field("countBy", countBy) }
+                if let message = protobuf.message { w.field("message", message) }
+                w.field("mode", protobuf.mode)
+                w.field("scope", protobuf.scope)
+            }
+        }
+        if let responseTimes {
+            w.key("responseTimes")
+            responseTimes.write(to: &w)
+        }
+        w.field("schema", schema)
+        if let sketches {
+            w.key("sketches")
+            sketches.write(to: &w)
+        }
+        w.key("specSuggestions")
+        w.array(specSuggestions) { w, s in
+            w.object { w in
+                w.field("bytes", s.bytes)
+                w.field("change", s.change)
+                w.field("connection", s.connection)
+                w.field("from", s.from)
+                if let meaning = s.meaning { w.field("meaning", meaning) }
+                w.field("messages", s.messages)
+                w.field("spec", s.spec)
+                w.field("to", s.to)
+                w.field("wholeStream", s.wholeStream)
+            }
+        }
+        if let tcp {
+            w.key("tcp")
+            tcp.write(to: &w)
+        }
+        w.key("totals")
+        w.object { w in
+            w.key("all")
+            totals.all.write(to: &w)
+            w.key("clientToServer")
+            totals.clientToServer.write(to: &w)
+            w.field("connections", totals.connections)
+            w.field("dissectedConnections", totals.dissectedConnections)
+            w.field("foldedConnections", totals.foldedConnections)
+            w.key("serverToClient")
+            totals.serverToClient.write(to: &w)
+        }
+        w.key("warnings")
+        w.array(warnings) { w, text in w.string(text) }
+        w.endObject()
     }
 }
 

@@ -6,8 +6,10 @@ import Glibc
 
 /// The finished connections a report lists, kept in memory that does not grow with their
 /// number: the `top` worst, and, when the JSON report lists every connection, each one as its
-/// compact JSON line in an unlinked temporary file with a 24-byte index entry. `--connections-
-/// ndjson` gets the same line as each connection finishes.
+/// compact JSON line, written into the report as it finishes when the report is written as the
+/// analysis runs (`ReportStream`) and every lower ID is there, else kept in an unlinked temporary
+/// file with an 8-byte index entry until they are. `--connections-ndjson` gets the same line as
+/// each connection finishes.
 /// Unchecked: fed by the analysis, then read by the report writer, never both at once.
 public final class ConnectionListing: @unchecked Sendable {
     /// Which connections the JSON report lists (the human formats show the `top` worst).
@@ -22,7 +24,10 @@ public final class ConnectionListing: @unchecked Sendable {
     /// The `top` worst so far, a min-heap by rank.
     private var worst: [(rank: Trouble, analysis: ConnectionAnalysis)] = []
     private var spill: Spill?
-    private var stream: (fd: Int32, writer: JSONWriter)?
+    /// The report the lines go into as they finish, and the lowest ID not in it yet.
+    private let report: ReportStream?
+    private var nextInReport = 0
+    private var ndjson: JSONWriter?
     /// A combined listing's lines: each worker's listing, and which worker holds each of the
     /// capture's IDs (a worker's IDs follow the capture's order: both number by first frame).
     private var workers: [ConnectionListing] = []
@@ -36,15 +41,21 @@ public final class ConnectionListing: @unchecked Sendable {
     ///   - spillAll: keep every connection for a JSON report that lists them all.
     ///   - ndjsonFD: where each finished connection's line goes as it finishes.
     ///   - renumberable: a worker's listing, whose lines `combining` copies under other IDs.
-    public init(scope: Scope, top: Int, protobuf: ProtobufCheck?, spillAll: Bool, ndjsonFD: Int32? = nil, renumberable: Bool = false) throws {
+    ///   - report: with `spillAll`, the report being written, which takes each line as soon as
+    ///     every lower ID is in it.
+    public init(
+        scope: Scope, top: Int, protobuf: ProtobufCheck?, spillAll: Bool, ndjsonFD: Int32? = nil, renumberable: Bool = false,
+        report: ReportStream? = nil
+    ) throws {
         self.scope = scope
         self.top = top
         self.protobuf = protobuf
+        self.report = spillAll ? report : nil
         if spillAll {
             spill = try Spill()
             spill!.keepsIDOffsets = renumberable
         }
-        if let ndjsonFD { stream = (ndjsonFD, JSONWriter(fd: ndjsonFD, layout: .lines)) }
+        if let ndjsonFD { ndjson = JSONWriter(fd: ndjsonFD, layout: .lines) }
     }
 
     deinit {
@@ -54,11 +65,22 @@ public final class ConnectionListing: @unchecked Sendable {
     public func add(_ analysis: ConnectionAnalysis) {
         rank(analysis)
         noteSuggestionCandidates(analysis)
-        if spill != nil { spill!.append(analysis, protobuf: protobuf) }
-        if stream != nil {
-            analysis.writeJSON(to: &stream!.writer, protobuf: protobuf)
-            stream!.writer.endLine()
+        if spill != nil { list(analysis) }
+        if ndjson != nil {
+            analysis.writeJSON(to: &ndjson!, protobuf: protobuf)
+            ndjson!.endLine()
         }
+    }
+
+    /// Into the report when every lower ID is in it (with the spilled lines that now follow in
+    /// ID order), else into the spill to wait.
+    private func list(_ analysis: ConnectionAnalysis) {
+        guard let report, analysis.summary.info.id.rawValue == nextInReport else { return spill!.append(analysis, protobuf: protobuf) }
+        report.open()
+        report.writer.member { analysis.writeJSON(to: &$0, protobuf: protobuf) }
+        nextInReport += 1
+        guard let next = spill!.copy(from: nextInReport, to: &report.writer, throughMissing: false) else { return report.writer.markFailed() }
+        nextInReport = next
     }
 
     /// The worst connections, worst first.
@@ -68,15 +90,16 @@ public final class ConnectionListing: @unchecked Sendable {
 
     /// Writes what is buffered for `--connections-ndjson`; false when a write failed.
     public func finishStream() -> Bool {
-        guard stream != nil else { return true }
-        stream!.writer.flush()
-        return !stream!.writer.failed
+        guard ndjson != nil else { return true }
+        ndjson!.flush()
+        return !ndjson!.failed
     }
 
-    /// Every connection's line, in ID order, as the members of the array being written.
+    /// Every connection's line not in the report yet, in ID order, as the members of the array
+    /// being written.
     func writeAll(to w: inout JSONWriter) {
         guard !workers.isEmpty else {
-            if spill?.copy(to: &w) == false { w.markFailed() }
+            if spill?.copy(from: nextInReport, to: &w, throughMissing: true) == nil { w.markFailed() }
             return
         }
         // The workers' lines merged by capture ID: each worker's next is the lowest it has left.
@@ -246,12 +269,13 @@ private struct Spill {
     }
 
     /// Calls `body` with connection `id`'s line and where its ID starts in it (with
-    /// `keepsIDOffsets`); false when the line cannot be read. IDs must come in increasing order.
-    private mutating func read(_ id: Int, _ body: (UnsafeRawBufferPointer, Int) -> Void) -> Bool {
-        guard id < index.count, index[id] != 0 else { return false }
+    /// `keepsIDOffsets`); false when the line cannot be read. IDs must come in increasing order;
+    /// `contiguous`: the next asked for will be `id + 1`, and no line after a missing one.
+    private mutating func read(_ id: Int, contiguous: Bool = false, _ body: (UnsafeRawBufferPointer, Int) -> Void) -> Bool {
+        guard has(id) else { return false }
         while cursor < slots.count && slots[cursor].id < id { cursor += 1 }
         if cursor == slots.count || slots[cursor].id != id {
-            guard fill(from: id) else { return false }
+            guard fill(from: id, contiguous: contiguous) else { return false }
         }
         let slot = slots[cursor]
         cursor += 1
@@ -263,8 +287,9 @@ private struct Spill {
     /// order, nearby lines in one `pread`. Connections finish in an order of their own (a
     /// long-lived one far after its neighbours in ID), so a window sliding over the file re-read
     /// megabytes for each late line (a million short connections: 80 GB read for a 1.2 GB
-    /// listing); this reads each line once, and gaps of at most `gapLimit`.
-    private mutating func fill(from id: Int) -> Bool {
+    /// listing); this reads each line once, and gaps of at most `gapLimit`. `contiguous`: up to
+    /// the first ID without a line (one that may come later).
+    private mutating func fill(from id: Int, contiguous: Bool) -> Bool {
         writer.flush()
         if writer.failed { return false }
         slots.removeAll(keepingCapacity: true)
@@ -276,6 +301,8 @@ private struct Spill {
                 if !slots.isEmpty && total + length > Self.batchBytes { break }
                 slots.append((k, total, length))
                 total += length
+            } else if contiguous {
+                break
             }
             k += 1
         }
@@ -330,12 +357,21 @@ private struct Spill {
         }
     }
 
-    /// Copies the lines in ID order into `w`.
-    mutating func copy(to w: inout JSONWriter) -> Bool {
-        for (id, entry) in index.enumerated() where entry != 0 {
-            guard read(id, { bytes, _ in w.encodedMember(bytes) }) else { return false }
+    func has(_ id: Int) -> Bool { id < index.count && index[id] != 0 }
+
+    /// Copies the lines from ID `id` on into `w`, in ID order: all of them (`throughMissing`), or
+    /// up to the first ID without one. Returns that ID (or the end), nil when a line cannot be read.
+    mutating func copy(from id: Int, to w: inout JSONWriter, throughMissing: Bool) -> Int? {
+        var id = id
+        while id < index.count {
+            if has(id) {
+                guard read(id, contiguous: !throughMissing, { bytes, _ in w.encodedMember(bytes) }) else { return nil }
+            } else if !throughMissing {
+                break
+            }
+            id += 1
         }
-        return true
+        return id
     }
 }
 

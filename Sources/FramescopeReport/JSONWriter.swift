@@ -81,10 +81,17 @@ public struct JSONWriter {
     }
 
     public mutating func object(_ body: (inout JSONWriter) -> Void) {
-        open(0x7B)
+        beginObject()
         body(&self)
-        close(0x7D)
+        endObject()
     }
+
+    /// `object` and `array` opened and closed apart, for a document written over the run
+    /// (`ReportStream`).
+    public mutating func beginObject() { open(0x7B) }
+    public mutating func endObject() { close(0x7D) }
+    public mutating func beginArray() { open(0x5B) }
+    public mutating func endArray() { close(0x5D) }
 
     public mutating func array<S: Sequence>(_ elements: S, _ body: (inout JSONWriter, S.Element) -> Void) {
         open(0x5B)

@@ -38,11 +38,11 @@ extension Framescope {
                 }
             }
             let selection = try export.selection(for: choice)
-            var (report, errors, selected) =
+            var (report, errors, selected, streamed) =
                 ShardedPipeline.applies(threads: input.threads, analysis: analysis, exporting: selection != nil)
                 ? try analyzeSharded(choice) : try analyze(choice, export: selection)
             report.inference = inferred
-            try out.write(report)
+            try out.write(report, streamed: streamed)
             if let path = export.exportMessages, let selected { try exportMessages(selected, to: path) }
             try finish(with: errors)
             try gates.check(report)
@@ -50,24 +50,28 @@ extension Framescope {
 
         /// One flow table, on this thread (with `--threads 2`, libpcap on a second and the listing
         /// of finished connections on a third).
-        private func analyze(_ choice: DissectorChoice, export selection: MessageExport?) throws -> (AnalysisReport, [CaptureError], MessageExport?) {
-            let chain = try AnalysisChain(options: analysis, choice: choice, format: out.format, export: selection, listsOffThread: input.threads > 1)
+        private func analyze(
+            _ choice: DissectorChoice, export selection: MessageExport?
+        ) throws -> (AnalysisReport, [CaptureError], MessageExport?, StreamedReport?) {
+            let streamed = try out.openStreamedReport(listing: analysis.connections)
+            let chain = try AnalysisChain(
+                options: analysis, choice: choice, format: out.format, export: selection, listsOffThread: input.threads > 1, report: streamed?.stream)
             var pipeline = try CapturePipeline(input: input, limits: analysis.limits, sink: chain.sink)
             let errors = pipeline.run()
             try exitIfNothingOpened(errors, inputs: pipeline.inputs.count)
             var report = try chain.report(of: pipeline.sink, decode: pipeline.decodeStatistics, context: pipeline.context, inputs: pipeline.inputs)
             report.specSuggestions = try suggestSpecs(for: chain.listing.suggestionCandidates, input: input, limits: analysis.limits)
-            return (report, errors, pipeline.sink.first.context.export)
+            return (report, errors, pipeline.sink.first.context.export, streamed)
         }
 
         /// `--threads N` past 2: the connections shared out among N − 1 workers.
-        private func analyzeSharded(_ choice: DissectorChoice) throws -> (AnalysisReport, [CaptureError], MessageExport?) {
+        private func analyzeSharded(_ choice: DissectorChoice) throws -> (AnalysisReport, [CaptureError], MessageExport?, StreamedReport?) {
             var pipeline = try ShardedPipeline(input: input, analysis: analysis, choice: choice, format: out.format)
             let errors = pipeline.run()
             try exitIfNothingOpened(errors, inputs: pipeline.inputs.count)
             var (report, listing) = try pipeline.report()
             report.specSuggestions = try suggestSpecs(for: listing.suggestionCandidates, input: input, limits: analysis.limits)
-            return (report, errors, nil)
+            return (report, errors, nil, nil)
         }
 
         /// The second pass of `--export-messages`: the frames as captured, or each message's

@@ -120,8 +120,19 @@ struct OutputOptions: ParsableArguments {
         do { try OutputFile.check(output) } catch { throw ValidationError("--output: \(error)") }
     }
 
-    /// Writes the analysis report, streaming its JSON (a report can hold 50,000 connections).
-    func write(_ report: AnalysisReport) throws {
+    /// A JSON report listing every connection, opened before the analysis so that each
+    /// connection goes into it as it finishes (`ReportStream`); nil for the other formats and
+    /// listings.
+    func openStreamedReport(listing scope: ConnectionListing.Scope) throws -> StreamedReport? {
+        guard format == .json && scope == .all else { return nil }
+        let file = try output.map(createFile)
+        return StreamedReport(file: file, stream: ReportStream(fd: file?.fd ?? 1))
+    }
+
+    /// Writes the analysis report, streaming its JSON (a report can hold 50,000 connections), or
+    /// completes the one `streamed` began.
+    func write(_ report: AnalysisReport, streamed: StreamedReport? = nil) throws {
+        if let streamed { return try streamed.finish(report) }
         switch format {
         case .text: try emit(AnalysisTextFormatter.render(report), to: output)
         case .markdown: try emit(AnalysisMarkdownFormatter.render(report), to: output)

@@ -25,9 +25,10 @@ struct AnalysisChain {
     ///   - workers: how many chains analyze a capture's connections apart (`ShardedPipeline`):
     ///     each gets its part of the resynchronisation memory, and none writes a file as it goes.
     ///   - listsOffThread: build the listing on a thread of its own (`ListingThread`).
+    ///   - report: the JSON report being written, which takes each connection as it finishes.
     init(
         options: AnalysisOptions, choice: DissectorChoice, format: OutputFormat, export: MessageExport? = nil, workers: Int = 1,
-        listsOffThread: Bool = false
+        listsOffThread: Bool = false, report: ReportStream? = nil
     ) throws {
         self.choice = choice
         let check = try options.protobuf.check(for: choice)
@@ -41,7 +42,7 @@ struct AnalysisChain {
         do {
             listing = try ConnectionListing(
                 scope: options.connections, top: top, protobuf: check, spillAll: format == .json && options.connections == .all,
-                ndjsonFD: connectionLines?.fd, renumberable: workers > 1)
+                ndjsonFD: connectionLines?.fd, renumberable: workers > 1, report: report)
         } catch { throw Failure(message: "\(error)") }
         let listing = listing
         if listsOffThread {

@@ -116,6 +116,17 @@ func writeJSON(to path: String?, layout: JSONWriter.Layout = .pretty, _ body: (i
     if let file { try commit(file) }
 }
 
+/// A JSON report written to standard output or a file as the analysis runs (`ReportStream`).
+struct StreamedReport {
+    let file: OutputFile?
+    let stream: ReportStream
+
+    func finish(_ report: AnalysisReport) throws {
+        guard report.finish(stream) else { throw Failure(message: "\(file?.path ?? "standard output"): write failed") }
+        if let file { try commit(file) }
+    }
+}
+
 /// When no input could be opened at all: the error lines say why, and exit 1 without a report
 /// (an empty one would only hide them).
 func exitIfNothingOpened(_ errors: [CaptureError], inputs: Int) throws {

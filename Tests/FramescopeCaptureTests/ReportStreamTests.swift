@@ -1,0 +1,116 @@
+import Foundation
+import FramescopeCore
+@testable import FramescopeReport
+import Testing
+
+/// A JSON report written as the analysis runs takes each connection as soon as every lower ID is
+/// in it, keeps the others in the spill until then, and ends up byte for byte the listing written
+/// at the end, whatever order the connections finished in.
+@Suite struct ReportStreamTests {
+    /// The sample's connections, analyzed once; `renumbered` copies make as many as a test needs.
+    static let analyses: [ConnectionAnalysis] = {
+        let analyzer = Analyzer(choice: DissectorChoice(byDefault: try! DissectorSpec(parsing: "varint")))
+        let (table, _) = try! analyze([repositoryRoot.appendingPathComponent("samples/im-varint.pcap").path], sink: analyzer)
+        return table.sink.connections
+    }()
+
+    /// A writer of the report's layout into a fresh unlinked file, and a way to read it back.
+    final class Document {
+        let fd: Int32
+
+        init() throws {
+            let path = NSTemporaryDirectory() + "framescope-report-\(UUID().uuidString)"
+            fd = open(path, O_RDWR | O_CREAT | O_EXCL, 0o600)
+            try #require(fd >= 0)
+            unlink(path)
+        }
+
+        deinit { close(fd) }
+
+        var bytes: [UInt8] {
+            let size = Int(lseek(fd, 0, SEEK_END))
+            var bytes = [UInt8](repeating: 0, count: size)
+            _ = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress, size, 0) }
+            return bytes
+        }
+    }
+
+    /// `count` connections finishing in `order` (IDs; `count` of them, or fewer when some never
+    /// finish): after each, the report holds exactly the IDs below the lowest one not finished,
+    /// and at the end the document is the one a listing spilled whole writes.
+    func check(_ order: [Int], count: Int) throws {
+        let source = Self.analyses.filter { $0.figures.clientToServer.messages > 0 }
+        try #require(!source.isEmpty)
+        let connections = (0..<count).map { source[$0 % source.count].renumbered(ConnectionID($0)) }
+
+        let streamed = try Document(), stream = ReportStream(fd: streamed.fd)
+        let listing = try ConnectionListing(scope: .all, top: 0, protobuf: nil, spillAll: true, report: stream)
+        var finished = Set<Int>(), lowestWaiting = 0
+        for id in order {
+            let before = stream.writer.position
+            listing.add(connections[id])
+            finished.insert(id)
+            let wasLowest = id == lowestWaiting
+            while finished.contains(lowestWaiting) { lowestWaiting += 1 }
+            // Into the report only when it was the lowest missing, with those waiting after it.
+            #expect((stream.writer.position > before) == wasLowest, "connection \(id)")
+        }
+        stream.open()
+        listing.writeAll(to: &stream.writer)
+        stream.writer.endArray()
+        stream.writer.endObject()
+        stream.writer.finish()
+
+        let whole = try Document()
+        let reference = try ConnectionListing(scope: .all, top: 0, protobuf: nil, spillAll: true)
+        for id in order { reference.add(connections[id]) }
+        var w = JSONWriter(fd: whole.fd)
+        AnalysisReport.writeOpening(capture: nil, to: &w)
+        reference.writeAll(to: &w)
+        w.endArray()
+        w.endObject()
+        w.finish()
+        #expect(!stream.writer.failed && !w.failed)
+        #expect(streamed.bytes == whole.bytes)
+        #expect(String(decoding: whole.bytes, as: UTF8.self).hasPrefix("{\n  \"connections\" : [\n    {\"client\""))
+    }
+
+    @Test func connectionsInIDOrderGoStraightIn() throws {
+        try check(Array(0..<50), count: 50)
+    }
+
+    /// Each late one releases the run of those that waited on it (read back from the spill).
+    @Test func aLateConnectionReleasesThoseThatWaited() throws {
+        var order = Array(0..<400)
+        order.swapAt(0, 150)  // 150 first, 0 in its place: 1…149 wait on 0
+        order.swapAt(200, 390)
+        try check(order, count: 400)
+        var generator = SplitMix(seed: 11)
+        try check(Array(0..<1_000).shuffled(using: &generator), count: 1_000)
+    }
+
+    /// The first connection finishes last (a long-lived one): everything waits, 3,000 lines
+    /// (more than one batch of reading back) go in at once.
+    @Test func everythingWaitsOnAConnectionOpenToTheEnd() throws {
+        try check(Array(1..<3_000) + [0], count: 3_000)
+    }
+
+    /// A connection that never finishes holds the ones after it back to the end of the run,
+    /// where they are copied in order.
+    @Test func aMissingConnectionLeavesTheRestToTheEnd() throws {
+        try check(Array(0..<40) + Array(41..<300), count: 300)
+    }
+}
+
+/// Deterministic shuffles.
+struct SplitMix: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
