@@ -15,34 +15,42 @@ extension ConnectionAnalysis {
     /// - Parameter idAt: set to the writer's position where the ID's digits start (a line a
     ///   worker spilled gets the capture's ID there).
     func writeJSON(to w: inout JSONWriter, protobuf check: ProtobufCheck?, idAt: inout Int) {
-        w.compact { w in
-            let info = summary.info
-            let (client, server) = (info.client, info.server)  // written digit by digit, as the times
-            w.object { w in
-                w.field("client", client)
-                w.key("directions")
-                // Each direction's figures borrowed where they lie: a copy retains every box they hold.
-                w.array { w in
-                    w.member { w in writeDirection(.clientToServer, figures.clientToServer, from: client, to: server, check: check, to: &w) }
-                    w.member { w in writeDirection(.serverToClient, figures.serverToClient, from: server, to: client, check: check, to: &w) }
+        let info = summary.info
+        // Each endpoint's text made once (digit by digit, as the times), written three times.
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 2 * Endpoint.maxTextLength) { text in
+            let clientEnd = info.client.write(into: text, at: 0), serverEnd = info.server.write(into: text, at: clientEnd)
+            let client = UnsafeRawBufferPointer(start: text.baseAddress, count: clientEnd)
+            let server = UnsafeRawBufferPointer(start: text.baseAddress! + clientEnd, count: serverEnd - clientEnd)
+            w.compact { w in
+                w.object { w in
+                    w.key("client")
+                    w.plainString(client)
+                    w.key("directions")
+                    // Each direction's figures borrowed where they lie: a copy retains every box they hold.
+                    w.array { w in
+                        w.member { w in writeDirection(.clientToServer, figures.clientToServer, from: client, to: server, check: check, to: &w) }
+                        w.member { w in writeDirection(.serverToClient, figures.serverToClient, from: server, to: client, check: check, to: &w) }
+                    }
+                    w.field("dissector", spec?.name)
+                    w.field("end", literal: summary.end.literal)
+                    w.field("firstFrame", info.firstFrame)
+                    w.field("firstTime", info.firstSeen)
+                    w.key("id")
+                    idAt = w.position
+                    w.int(info.id.rawValue)
+                    if let rtt = summary.initialRTTNanoseconds { w.field("initialRTT", units: rtt, scale: 9) }
+                    w.field("lastTime", summary.lastSeen)
+                    w.key("server")
+                    w.plainString(server)
+                    w.field("start", literal: startLiteral)
                 }
-                w.field("dissector", spec?.name)
-                w.field("end", literal: summary.end.literal)
-                w.field("firstFrame", info.firstFrame)
-                w.field("firstTime", info.firstSeen)
-                w.key("id")
-                idAt = w.position
-                w.int(info.id.rawValue)
-                if let rtt = summary.initialRTTNanoseconds { w.field("initialRTT", units: rtt, scale: 9) }
-                w.field("lastTime", summary.lastSeen)
-                w.field("server", server)
-                w.field("start", literal: startLiteral)
             }
         }
     }
 
     private func writeDirection(
-        _ d: Direction, _ a: borrowing DirectionAnalysis, from: Endpoint, to: Endpoint, check: ProtobufCheck?, to w: inout JSONWriter
+        _ d: Direction, _ a: borrowing DirectionAnalysis, from: UnsafeRawBufferPointer, to: UnsafeRawBufferPointer, check: ProtobufCheck?,
+        to w: inout JSONWriter
     ) {
         let stats = summary[d]
         let typed = spec?.hasTypeField == true  // (the types are counted only then: no dictionary to build otherwise)
@@ -50,7 +58,8 @@ extension ConnectionAnalysis {
             w.field("bytes", stats.bytes)
             w.key("figures")
             writeFigures(a, segments: stats.segments + a.recutSegments, check: check, to: &w)
-            w.field("from", from)
+            w.key("from")
+            w.plainString(from)
             w.field("gapBytes", stats.gapBytes)
             if typed, let types = mergedTypes(a, d) { w.field("mergedTypes", counts: types) }
             if typed, let types = messageTypes(a, d) { w.field("messageTypes", counts: types) }
@@ -60,7 +69,8 @@ extension ConnectionAnalysis {
                 w.key("timeline")
                 Self.write(a.timeline, to: &w)
             }
-            w.field("to", to)
+            w.key("to")
+            w.plainString(to)
         }
     }
 

@@ -118,28 +118,42 @@ public struct JSONWriter {
     @inline(__always)
     public mutating func key(_ key: StaticString) {
         let count = key.utf8CodeUnitCount
-        guard key.hasPointerRepresentation, count + 5 <= OutputBuffer.capacity else { return self.key(named: key.description) }
+        guard key.hasPointerRepresentation, count &+ 8 <= OutputBuffer.capacity else { return self.key(named: key.description) }
         #if DEBUG
         checkOrder(key.description)  // (in debug builds only: building the String costs more than the key)
         #endif
-        member()
-        // `"key":` in one pass of stores (two memcpy calls per key were a tenth of a listing).
-        if out.count + count + 5 > OutputBuffer.capacity { flush() }
+        guard layout == .lines else { return prettyKey(key.utf8Start, count: count) }
+        // `,"key":` with a check for room once and the key in a few word copies: a connection's
+        // line has 40 keys or more (a separator's own checks and a byte loop cost twice as much).
+        if out.count &+ count &+ 4 > OutputBuffer.capacity { flush() }
         var at = out.base + out.count
+        let bit = depthBit
+        if hasMember & bit != 0 {
+            at[0] = 0x2C
+            at += 1
+        }
+        hasMember |= bit
         at[0] = 0x22
-        at += 1
-        let text = key.utf8Start
-        for i in 0..<count { at[i] = text[i] }
-        at += count
+        copyShort(from: key.utf8Start, to: at + 1, count: count)
+        at += count &+ 1
         at[0] = 0x22
         at[1] = 0x3A
-        if layout == .pretty {  // `"key" : `
-            at[1] = 0x20
-            at[2] = 0x3A
-            at[3] = 0x20
-            at += 2
-        }
         out.count = at + 2 - out.base
+    }
+
+    /// `"key" : ` on a line of its own, in the pretty layout (the report's outer levels).
+    private mutating func prettyKey(_ text: UnsafePointer<UInt8>, count: Int) {
+        member()
+        if out.count + count + 5 > OutputBuffer.capacity { flush() }
+        let at = out.base + out.count
+        at[0] = 0x22
+        copyShort(from: text, to: at + 1, count: count)
+        let end = at + count + 1
+        end[0] = 0x22
+        end[1] = 0x20
+        end[2] = 0x3A
+        end[3] = 0x20
+        out.count += count + 5
     }
 
     #if DEBUG
@@ -206,6 +220,11 @@ public struct JSONWriter {
     private mutating func decimal(_ magnitude: UInt64, negative: Bool) {
         if out.count + 21 > OutputBuffer.capacity { flush() }
         if negative { put(0x2D) }
+        if magnitude < 10 {  // most counts of a connection's line: no call
+            out.base[out.count] = 0x30 &+ UInt8(truncatingIfNeeded: magnitude)
+            out.count &+= 1
+            return
+        }
         out.count = writeDecimal(magnitude, into: UnsafeMutableBufferPointer(start: out.base, count: OutputBuffer.capacity), at: out.count)
     }
 
@@ -232,6 +251,15 @@ public struct JSONWriter {
     /// `string(endpoint.description)`, without the String.
     public mutating func endpoint(_ endpoint: Endpoint) {
         plainString(capacity: Endpoint.maxTextLength) { endpoint.write(into: $0, at: $1) }
+    }
+
+    /// A string of text written before (an endpoint's, from `Endpoint.write`) that needs no escaping.
+    public mutating func plainString(_ text: UnsafeRawBufferPointer) {
+        plainString(capacity: text.count) { out, at in
+            guard let source = text.baseAddress else { return at }
+            UnsafeMutableRawPointer(out.baseAddress! + at).copyMemory(from: source, byteCount: text.count)
+            return at + text.count
+        }
     }
 
     /// Bytes in lower-case hex, separated by spaces (`hex(bytes)`), without the String.
@@ -488,6 +516,25 @@ public struct JSONWriter {
             offset += n
         }
         flushed += offset
+    }
+}
+
+/// Copies a few bytes (a key) with overlapping word loads and stores: no loop over bytes, no call.
+@inline(__always)
+private func copyShort(from source: UnsafePointer<UInt8>, to target: UnsafeMutablePointer<UInt8>, count: Int) {
+    let from = UnsafeRawPointer(source), to = UnsafeMutableRawPointer(target)
+    if count >= 8 {
+        var i = 0
+        while i &+ 8 < count {
+            to.storeBytes(of: from.loadUnaligned(fromByteOffset: i, as: UInt64.self), toByteOffset: i, as: UInt64.self)
+            i &+= 8
+        }
+        to.storeBytes(of: from.loadUnaligned(fromByteOffset: count &- 8, as: UInt64.self), toByteOffset: count &- 8, as: UInt64.self)
+    } else if count >= 4 {
+        to.storeBytes(of: from.loadUnaligned(as: UInt32.self), as: UInt32.self)
+        to.storeBytes(of: from.loadUnaligned(fromByteOffset: count &- 4, as: UInt32.self), toByteOffset: count &- 4, as: UInt32.self)
+    } else {
+        for i in 0..<count { target[i] = source[i] }
     }
 }
 

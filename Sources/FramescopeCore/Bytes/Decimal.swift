@@ -4,28 +4,30 @@
 /// a step from a table, one division by 100 each (a division per digit, twice, was a sixth of
 /// listing 50,000 connections).
 public func writeDecimal(_ value: UInt64, into out: UnsafeMutableBufferPointer<UInt8>, at start: Int, width: Int = 1) -> Int {
-    let end = start + max(decimalDigits(value), width)
+    // Wrapping arithmetic: indices stay within `out`'s 20 digits (an overflow check per step
+    // was a tenth of the function).
+    let end = start &+ max(decimalDigits(value), width)
     let pairs = digitPairs.utf8Start
     var i = end, v = value
     while v >= 100 {
         let q = v / 100
         let r = Int(truncatingIfNeeded: v &- q &* 100) &* 2
         v = q
-        i -= 2
+        i &-= 2
         out[i] = pairs[r]
-        out[i + 1] = pairs[r + 1]
+        out[i &+ 1] = pairs[r &+ 1]
     }
     if v >= 10 {
         let r = Int(truncatingIfNeeded: v) &* 2
-        i -= 2
+        i &-= 2
         out[i] = pairs[r]
-        out[i + 1] = pairs[r + 1]
+        out[i &+ 1] = pairs[r &+ 1]
     } else {
-        i -= 1
+        i &-= 1
         out[i] = 0x30 &+ UInt8(truncatingIfNeeded: v)
     }
     while i > start {
-        i -= 1
+        i &-= 1
         out[i] = 0x30
     }
     return end
