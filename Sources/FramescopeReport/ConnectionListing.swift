@@ -260,7 +260,9 @@ private struct Spill {
     private var scratch: [UInt8] = []
     /// Lines in one batch (at least one line) and the most one read gathers; a run of lines
     /// goes on over a gap up to `gapLimit` (reading a few KiB costs less than a system call).
-    static let batchBytes = 2 << 20, runBytes = 1 << 20, gapLimit = 8 << 10
+    /// While the analysis runs (`contiguous` reads), both are `drainBytes`: the buffers then
+    /// count in the peak, next to the open connections (2 MiB of it with 3 MiB buffers).
+    static let batchBytes = 2 << 20, runBytes = 1 << 20, drainBytes = 64 << 10, gapLimit = 8 << 10
 
     private func location(_ id: Int) -> (offset: Int, length: Int) {
         let entry = index[id]
@@ -294,11 +296,12 @@ private struct Spill {
         if writer.failed { return false }
         slots.removeAll(keepingCapacity: true)
         cursor = 0
+        let (batchLimit, runLimit) = contiguous ? (Self.drainBytes, Self.drainBytes) : (Self.batchBytes, Self.runBytes)
         var total = 0, k = id
         while k < index.count {
             if index[k] != 0 {
                 let length = location(k).length
-                if !slots.isEmpty && total + length > Self.batchBytes { break }
+                if !slots.isEmpty && total + length > batchLimit { break }
                 slots.append((k, total, length))
                 total += length
             } else if contiguous {
@@ -307,7 +310,7 @@ private struct Spill {
             k += 1
         }
         if batch.count < total { batch = [UInt8](unsafeUninitializedCapacity: total) { _, count in count = total } }
-        if scratch.isEmpty { scratch = [UInt8](unsafeUninitializedCapacity: Self.runBytes) { _, count in count = Self.runBytes } }
+        if scratch.count < runLimit { scratch = [UInt8](unsafeUninitializedCapacity: runLimit) { _, count in count = runLimit } }
         let byOffset = slots.indices.sorted { index[slots[$0].id] < index[slots[$1].id] }
         var i = 0
         while i < byOffset.count {
@@ -315,7 +318,7 @@ private struct Spill {
             var j = i, end = first.offset + first.length
             while j + 1 < byOffset.count {
                 let next = location(slots[byOffset[j + 1]].id)
-                guard next.offset - end <= Self.gapLimit, next.offset + next.length - first.offset <= Self.runBytes else { break }
+                guard next.offset - end <= Self.gapLimit, next.offset + next.length - first.offset <= runLimit else { break }
                 end = max(end, next.offset + next.length)
                 j += 1
             }
