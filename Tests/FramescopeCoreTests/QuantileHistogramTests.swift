@@ -1,0 +1,60 @@
+import Testing
+
+@testable import FramescopeCore
+
+/// The quantile histogram against a model: every value's bucket starts at the value with its
+/// bits below the top `bits + 1` cleared (exact below `2 << bits`), a quantile is the start of the
+/// bucket holding the value of that rank (within the minimum and maximum), and adding values to
+/// two histograms and merging them is adding them to one — for every precision, sparse and dense.
+@Suite struct QuantileHistogramTests {
+    /// Where `v`'s bucket starts.
+    func lowerBound(_ v: Int64, bits: Int) -> Int64 {
+        guard v >= Int64(2 << bits) else { return v }
+        let exponent = 63 - v.leadingZeroBitCount
+        return v & ~((Int64(1) << (exponent - bits)) - 1)
+    }
+
+    @Test func quantilesAreTheBucketStartsOfTheValuesOfTheirRank() {
+        var generator = SeededGenerator(seed: 5)
+        for bits in 1...10 {
+            for size in [1, 3, 9, 40, 2_000] {  // a few buckets stay sparse pairs, more go dense
+                var values: [Int64] = (0..<size).map { _ in
+                    switch Int.random(in: 0..<4, using: &generator) {
+                    case 0: 0
+                    case 1: Int64.random(in: 1..<64, using: &generator)
+                    case 2: Int64.random(in: 64..<1 << 20, using: &generator)
+                    default: Int64.random(in: 1 << 20...Int64.max, using: &generator)
+                    }
+                }
+                var h = QuantileHistogram(bits: bits), first = QuantileHistogram(bits: bits), second = QuantileHistogram(bits: bits)
+                for (i, v) in values.enumerated() {
+                    h.add(v)
+                    if i % 3 == 0 { first.add(v) } else { second.add(v) }
+                }
+                values.sort()
+                #expect(h.count == size && h.minimum == values.first && h.maximum == values.last)
+                for q in [0.0, 0.01, 0.25, 0.5, 0.9, 0.99, 1.0] {
+                    let rank = max(1, Int((q * Double(size)).rounded(.up)))
+                    let expected = min(max(lowerBound(values[rank - 1], bits: bits), values[0]), values[size - 1])
+                    #expect(h.quantile(q) == expected, "bits \(bits), \(size) values, q \(q)")
+                }
+                #expect(h.powerOfTwoBins.reduce(0) { $0 + $1.count } == size)
+                first.merge(second)
+                #expect(first == h, "bits \(bits), \(size) values: merged halves")
+            }
+        }
+    }
+}
+
+/// SplitMix64: the same values on every run.
+struct SeededGenerator: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
