@@ -103,12 +103,11 @@ public final class ConnectionListing: @unchecked Sendable {
             return
         }
         // The workers' lines merged by capture ID: each worker's next is the lowest it has left.
-        var next = [Int](repeating: 0, count: workers.count), line: [UInt8] = []
+        var next = [Int](repeating: 0, count: workers.count)
         for (id, owner) in (numbering?.owners ?? []).enumerated() {
             let k = Int(owner)
-            guard workers[k].spill!.line(next[k], renumbered: id, into: &line) else { return w.markFailed() }
+            guard workers[k].spill!.copy(next[k], renumbered: id, to: &w) else { return w.markFailed() }
             next[k] += 1
-            line.withUnsafeBytes { w.encodedMember($0) }
         }
     }
 
@@ -311,24 +310,27 @@ private struct Spill {
         }
         if batch.count < total { batch = [UInt8](unsafeUninitializedCapacity: total) { _, count in count = total } }
         if scratch.count < runLimit { scratch = [UInt8](unsafeUninitializedCapacity: runLimit) { _, count in count = runLimit } }
-        let byOffset = slots.indices.sorted { index[slots[$0].id] < index[slots[$1].id] }
+        // Slots in file order: each slot's index entry with its position in place of the length,
+        // sorted as numbers (a sort by a closure reading both entries was a fifth of the copy).
+        var byOffset = slots.indices.map { index[slots[$0].id] & ~Self.lengthMask | UInt64($0) }
+        byOffset.sort()
         var i = 0
         while i < byOffset.count {
-            let first = location(slots[byOffset[i]].id)
+            let first = location(slots[slot(byOffset[i])].id)
             var j = i, end = first.offset + first.length
             while j + 1 < byOffset.count {
-                let next = location(slots[byOffset[j + 1]].id)
+                let next = location(slots[slot(byOffset[j + 1])].id)
                 guard next.offset - end <= Self.gapLimit, next.offset + next.length - first.offset <= runLimit else { break }
                 end = max(end, next.offset + next.length)
                 j += 1
             }
             if i == j {  // one line: straight into its slot
-                let slot = slots[byOffset[i]]
+                let slot = slots[slot(byOffset[i])]
                 guard batch.withUnsafeMutableBytes({ Self.readFully(fd, into: $0.baseAddress! + slot.start, count: slot.length, at: first.offset) }) else { return false }
             } else {
                 guard scratch.withUnsafeMutableBytes({ Self.readFully(fd, into: $0.baseAddress!, count: end - first.offset, at: first.offset) }) else { return false }
                 for k in i...j {
-                    let slot = slots[byOffset[k]], at = location(slot.id).offset - first.offset
+                    let slot = slots[slot(byOffset[k])], at = location(slot.id).offset - first.offset
                     batch.withUnsafeMutableBytes { b in
                         scratch.withUnsafeBytes { s in (b.baseAddress! + slot.start).copyMemory(from: s.baseAddress! + at, byteCount: slot.length) }
                     }
@@ -338,6 +340,9 @@ private struct Spill {
         }
         return true
     }
+
+    /// The slot a sort key of `fill` stands for.
+    private func slot(_ key: UInt64) -> Int { Int(key & Self.lengthMask) }
 
     private static func readFully(_ fd: Int32, into buffer: UnsafeMutableRawPointer, count: Int, at offset: Int) -> Bool {
         var done = 0
@@ -350,14 +355,9 @@ private struct Spill {
         return true
     }
 
-    /// Connection `id`'s line with `renumbered` for its ID, into `line`; false when it cannot be read.
-    mutating func line(_ id: Int, renumbered: Int, into line: inout [UInt8]) -> Bool {
-        read(id) { bytes, idAt in
-            line.removeAll(keepingCapacity: true)
-            line.append(contentsOf: bytes[..<idAt])
-            line.append(contentsOf: String(renumbered).utf8)
-            line.append(contentsOf: bytes[(idAt + String(id).utf8.count)...])
-        }
+    /// Connection `id`'s line into `w` with `renumbered` for its ID; false when it cannot be read.
+    mutating func copy(_ id: Int, renumbered: Int, to w: inout JSONWriter) -> Bool {
+        read(id) { bytes, idAt in w.encodedMember(bytes, replacingDigitsAt: idAt, count: decimalDigits(UInt64(id)), with: renumbered) }
     }
 
     func has(_ id: Int) -> Bool { id < index.count && index[id] != 0 }

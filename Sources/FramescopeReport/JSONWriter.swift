@@ -80,6 +80,15 @@ public struct JSONWriter {
         put(json)
     }
 
+    /// `encodedMember(json)` with the `count` digits at `at` replaced by `number`'s (a line
+    /// written under another ID), without a String for either.
+    public mutating func encodedMember(_ json: UnsafeRawBufferPointer, replacingDigitsAt at: Int, count: Int, with number: Int) {
+        member()
+        put(UnsafeRawBufferPointer(rebasing: json[..<at]))
+        int(number)
+        put(UnsafeRawBufferPointer(rebasing: json[(at + count)...]))
+    }
+
     public mutating func object(_ body: (inout JSONWriter) -> Void) {
         beginObject()
         body(&self)
