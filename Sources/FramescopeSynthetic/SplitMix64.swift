@@ -1,5 +1,5 @@
-/// SplitMix64: small, fast, deterministic.
-public struct SplitMix64 {
+/// SplitMix64: small, fast, deterministic (tests shuffle and draw with it too).
+public struct SplitMix64: RandomNumberGenerator {
     private var state: UInt64
     public init(seed: UInt64) { state = seed }
 

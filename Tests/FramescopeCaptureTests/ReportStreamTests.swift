@@ -1,6 +1,7 @@
 import Foundation
 import FramescopeCore
 @testable import FramescopeReport
+import FramescopeSynthetic
 import Testing
 
 /// A JSON report written as the analysis runs takes each connection as soon as every lower ID is
@@ -85,7 +86,7 @@ import Testing
         order.swapAt(0, 150)  // 150 first, 0 in its place: 1…149 wait on 0
         order.swapAt(200, 390)
         try check(order, count: 400)
-        var generator = SplitMix(seed: 11)
+        var generator = SplitMix64(seed: 11)
         try check(Array(0..<1_000).shuffled(using: &generator), count: 1_000)
     }
 
@@ -99,18 +100,5 @@ import Testing
     /// where they are copied in order.
     @Test func aMissingConnectionLeavesTheRestToTheEnd() throws {
         try check(Array(0..<40) + Array(41..<300), count: 300)
-    }
-}
-
-/// Deterministic shuffles.
-struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -1,3 +1,4 @@
+import FramescopeSynthetic
 import Testing
 
 @testable import FramescopeCore
@@ -15,7 +16,7 @@ import Testing
     }
 
     @Test func quantilesAreTheBucketStartsOfTheValuesOfTheirRank() {
-        var generator = SeededGenerator(seed: 5)
+        var generator = SplitMix64(seed: 5)
         for bits in 1...10 {
             for size in [1, 3, 9, 40, 2_000] {  // a few buckets stay sparse pairs, more go dense
                 var values: [Int64] = (0..<size).map { _ in
@@ -43,18 +44,5 @@ import Testing
                 #expect(first == h, "bits \(bits), \(size) values: merged halves")
             }
         }
-    }
-}
-
-/// SplitMix64: the same values on every run.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
