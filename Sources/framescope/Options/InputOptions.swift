@@ -125,8 +125,8 @@ struct OutputOptions: ParsableArguments {
     /// listings.
     func openStreamedReport(listing scope: ConnectionListing.Scope) throws -> StreamedReport? {
         guard format == .json && scope == .all else { return nil }
-        let file = try output.map(createFile)
-        return StreamedReport(file: file, stream: ReportStream(fd: file?.fd ?? 1))
+        let destination = try JSONDestination(output)
+        return StreamedReport(destination: destination, stream: ReportStream(fd: destination.fd))
     }
 
     /// Writes the analysis report, streaming its JSON (a report can hold 50,000 connections), or

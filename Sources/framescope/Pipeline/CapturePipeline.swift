@@ -106,25 +106,37 @@ func commit(_ file: OutputFile) throws {
     do { try file.commit() } catch { throw Failure(message: "\(error)") }
 }
 
-/// Streams a JSON document to standard output or to `path`.
-func writeJSON(to path: String?, layout: JSONWriter.Layout = .pretty, _ body: (inout JSONWriter) -> Void) throws {
-    let file = try path.map(createFile)
-    var writer = JSONWriter(fd: file?.fd ?? 1, layout: layout)
-    body(&writer)
-    writer.finish()
-    if writer.failed { throw Failure(message: "\(path ?? "standard output"): write failed") }
-    if let file { try commit(file) }
-}
-
-/// A JSON report written to standard output or a file as the analysis runs (`ReportStream`).
-struct StreamedReport {
+/// Where a JSON document goes: standard output, or `path` under its temporary name until
+/// `complete` gives it its name.
+struct JSONDestination {
     let file: OutputFile?
-    let stream: ReportStream
 
-    func finish(_ report: AnalysisReport) throws {
-        guard report.finish(stream) else { throw Failure(message: "\(file?.path ?? "standard output"): write failed") }
+    init(_ path: String?) throws { file = try path.map(createFile) }
+
+    var fd: Int32 { file?.fd ?? 1 }
+
+    /// Names the file, or says that writing it failed.
+    func complete(written: Bool) throws {
+        guard written else { throw Failure(message: "\(file?.path ?? "standard output"): write failed") }
         if let file { try commit(file) }
     }
+}
+
+/// Streams a JSON document to standard output or to `path`.
+func writeJSON(to path: String?, layout: JSONWriter.Layout = .pretty, _ body: (inout JSONWriter) -> Void) throws {
+    let destination = try JSONDestination(path)
+    var writer = JSONWriter(fd: destination.fd, layout: layout)
+    body(&writer)
+    writer.finish()
+    try destination.complete(written: !writer.failed)
+}
+
+/// A JSON report written to its destination as the analysis runs (`ReportStream`).
+struct StreamedReport {
+    let destination: JSONDestination
+    let stream: ReportStream
+
+    func finish(_ report: AnalysisReport) throws { try destination.complete(written: report.finish(stream)) }
 }
 
 /// When no input could be opened at all: the error lines say why, and exit 1 without a report
