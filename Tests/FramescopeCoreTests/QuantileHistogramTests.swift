@@ -45,4 +45,43 @@ import Testing
             }
         }
     }
+
+    /// A histogram whose values above 0 share one bucket keeps it as its maximum's; a value in
+    /// another bucket, a merge or a sketch brings in pairs. Every path gives the same buckets as
+    /// the model, with zeros before, between and after.
+    @Test func oneBucketWithoutStorageBehavesAsPairs() {
+        var generator = SplitMix64(seed: 11)
+        for bits in [1, 3, 6] {
+            for _ in 0..<200 {
+                let base = Int64.random(in: 1...1 << 40, using: &generator)
+                let start = lowerBound(base, bits: bits)
+                let width = max(1, lowerBound(start * 2, bits: bits) / Int64(2 << bits))  // within one bucket
+                var values: [Int64] = (0..<Int.random(in: 1...6, using: &generator)).map { _ in
+                    Bool.random(using: &generator) ? 0 : start + Int64.random(in: 0..<width, using: &generator) % max(1, (start >> bits) >> 1)
+                }
+                if Bool.random(using: &generator) { values.append(Int64.random(in: 1...Int64.max, using: &generator)) }  // perhaps another bucket
+                var h = QuantileHistogram(bits: bits), halves = [QuantileHistogram(bits: bits), QuantileHistogram(bits: bits)]
+                for (i, v) in values.enumerated() {
+                    h.add(v)
+                    halves[i % 2].add(v)
+                }
+                let sorted = values.sorted()
+                for q in [0.0, 0.5, 0.99, 1.0] {
+                    let rank = max(1, Int((q * Double(values.count)).rounded(.up)))
+                    #expect(h.quantile(q) == min(max(lowerBound(sorted[rank - 1], bits: bits), sorted[0]), sorted.last!))
+                }
+                #expect(h.powerOfTwoBins.reduce(0) { $0 + $1.count } == values.count)
+                var merged = halves[1]
+                merged.merge(halves[0])
+                #expect(merged == h)
+                var intoEmpty = QuantileHistogram(bits: bits)
+                intoEmpty.merge(h)
+                #expect(intoEmpty == h && intoEmpty.sketch.buckets.elementsEqual(h.sketch.buckets) { $0 == $1 })
+                let sketch = h.sketch
+                let rebuilt = QuantileHistogram(bits: bits, zeros: sketch.zeros, buckets: sketch.buckets, minimum: h.minimum, maximum: h.maximum)
+                #expect(rebuilt == h)
+                #expect(sketch.zeros + sketch.buckets.reduce(0) { $0 + $1.count } == values.count)
+            }
+        }
+    }
 }

@@ -90,14 +90,18 @@ struct FourCounts: Sendable, Equatable {
 /// value, rounded down); minimum and maximum exact. Per-direction histograms are coarse (bits 3:
 /// small, cache-friendly), the totals fine (6).
 ///
-/// Up to `sparseLimit` buckets are kept as sorted (index, count) pairs, then as a dense array up
-/// to the largest bucket used: a short connection's few messages would otherwise pay for the
-/// whole range (one latency of a second is bucket 136, a 544-byte array).
+/// While every value above 0 falls in one bucket, that bucket is the maximum's and its count is
+/// `count - zeros`: no storage (a direction of one message, or of messages of about one size,
+/// allocated 64 bytes for it). Then up to `sparseLimit` buckets are kept as sorted (index, count)
+/// pairs, then as a dense array up to the largest bucket used: a short connection's few messages
+/// would otherwise pay for the whole range (one latency of a second is bucket 136, a 544-byte
+/// array).
 public struct QuantileHistogram: Sendable, Equatable {
     private let storedBits: UInt8
     public var bits: Int { Int(storedBits) }
     private var isDense = false
-    /// Sparse: index, count, index, count… sorted by index. Dense: the count of every bucket.
+    /// Sparse: index, count, index, count… sorted by index (empty: the one bucket, if any, is
+    /// the maximum's). Dense: the count of every bucket.
     private var buckets: [UInt32] = []
     static let sparseLimit = 8
     /// Zeros are counted apart: most messages arrive in one segment (latency 0), and a counter
@@ -122,6 +126,8 @@ public struct QuantileHistogram: Sendable, Equatable {
         let index = bucket(value)
         if isDense && index < buckets.count {
             buckets[index] &+= 1  // the common case of a busy direction, inline
+        } else if buckets.isEmpty && !isDense && (count == zeros || index == bucket(maximum)) {
+            // Still one bucket: counted by `count`, found by `maximum`.
         } else {
             add(count: 1, toBucket: index)
         }
@@ -132,6 +138,7 @@ public struct QuantileHistogram: Sendable, Equatable {
 
     @inline(never)
     private mutating func add(count n: UInt32, toBucket index: Int) {
+        if let only = onlyBucket { buckets = [UInt32(only.index), only.count] }  // a second bucket: pairs from now on
         if isDense {
             if index >= buckets.count { buckets.append(contentsOf: repeatElement(0, count: index + 1 - buckets.count)) }
             buckets[index] &+= n
@@ -168,10 +175,17 @@ public struct QuantileHistogram: Sendable, Equatable {
         return all
     }
 
+    /// The one bucket holding every value above 0, while no storage is needed for it.
+    private var onlyBucket: (index: Int, count: UInt32)? {
+        buckets.isEmpty && !isDense && count > zeros ? (bucket(maximum), UInt32(truncatingIfNeeded: count - zeros)) : nil
+    }
+
     /// Calls `body` with the index and count of every bucket holding values, in index order.
     @inline(__always)
     private func forEachBucket(_ body: (Int, UInt32) -> Void) {
-        if isDense {
+        if let only = onlyBucket {
+            body(only.index, only.count)
+        } else if isDense {
             for (i, n) in buckets.enumerated() where n > 0 { body(i, n) }
         } else {
             for k in stride(from: 0, to: buckets.count, by: 2) { body(Int(buckets[k]), buckets[k + 1]) }
@@ -181,8 +195,9 @@ public struct QuantileHistogram: Sendable, Equatable {
     /// Adds `other`'s counts; values keep `other`'s precision when it is coarser.
     public mutating func merge(_ other: QuantileHistogram) {
         guard other.count > 0 else { return }
-        zeros += other.zeros
+        // Buckets before zeros: this one's only bucket, if it has one, is counted as `count - zeros`.
         other.forEachBucket { i, n in add(count: n, toBucket: other.bits == bits ? i : bucket(other.lowerBound(i))) }
+        zeros += other.zeros
         count += other.count
         minimum = min(minimum, other.minimum)
         maximum = max(maximum, other.maximum)
@@ -238,13 +253,16 @@ public struct QuantileHistogram: Sendable, Equatable {
         guard (1...10).contains(bits), zeros >= 0, minimum >= 0, minimum <= maximum || (zeros == 0 && buckets.isEmpty) else { return nil }
         self.init(bits: bits)
         self.zeros = zeros
+        // `count` (zeros only) until every bucket is in: the buckets are pairs, not the maximum's.
         count = zeros
+        var total = zeros
         let last = bucket(.max)
         for (index, n) in buckets {
             guard (0...last).contains(index), (1...Int(UInt32.max)).contains(n) else { return nil }
             add(count: UInt32(n), toBucket: index)
-            count += n
+            total += n
         }
+        count = total
         if count > 0 { (self.minimum, self.maximum) = (minimum, maximum) }
     }
 
