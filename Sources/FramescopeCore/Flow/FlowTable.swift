@@ -42,7 +42,7 @@ public struct FlowTable<Sink: StreamSink> {
     public private(set) var connectionsOpened = 0
     public var activeConnections: Int { connections.count }
 
-    @usableFromInline var connections: [Connection<Sink.ConnectionState>] = []
+    @usableFromInline var connections = RecordStore<Connection<Sink.ConnectionState>>()
     /// Each connection's last activity, in the slot of its record.
     @usableFromInline var activity: [ConnectionActivity] = []
     @usableFromInline var index = FlowIndex()
@@ -135,8 +135,8 @@ public struct FlowTable<Sink: StreamSink> {
     /// Calls `body` with each open connection (summarized as if the input ended now) and the
     /// sink's state for it, in no set order: what a live view shows.
     public func forEachOpenConnection(_ body: (ConnectionSummary, Sink.ConnectionState) throws -> Void) rethrows {
-        for (connection, activity) in zip(connections, activity) {
-            try body(connection.summary(finalizedBy: .endOfInput, lastSeen: activity.lastSeen), connection.state)
+        for slot in connections.indices {
+            try body(connections[slot].summary(finalizedBy: .endOfInput, lastSeen: activity[slot].lastSeen), connections[slot].state)
         }
     }
 
