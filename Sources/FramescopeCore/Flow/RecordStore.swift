@@ -70,7 +70,7 @@ import Darwin
         block.count += 1
     }
 
-    @inlinable mutating func removeLast() -> Element {
+    @discardableResult @inlinable mutating func removeLast() -> Element {
         precondition(block.count > 0, "no record to remove")
         makeUnique()
         block.count -= 1

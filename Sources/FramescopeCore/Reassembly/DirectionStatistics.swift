@@ -17,11 +17,27 @@ public struct DirectionStatistics: Sendable, Equatable {
     private var rare = OutOfLine<Rare>()
     /// The SYN's MSS as TCP carries it (16 bits), beside the flags: no padding between them.
     private var mss: UInt16 = 0
-    public var synSeen = false
-    public var finSeen = false
-    public var rstSeen = false
+    /// The four flags below in one byte: the half-stream's own flags and its 32-bit sequence
+    /// base then fit in the statistics' tail, and a half-stream is 120 bytes, not 128.
+    private var flags: UInt8 = 0
+
+    public var synSeen: Bool {
+        get { flags & 1 != 0 }
+        set { flags = newValue ? flags | 1 : flags & ~1 }
+    }
+    public var finSeen: Bool {
+        get { flags & 2 != 0 }
+        set { flags = newValue ? flags | 2 : flags & ~2 }
+    }
+    public var rstSeen: Bool {
+        get { flags & 4 != 0 }
+        set { flags = newValue ? flags | 4 : flags & ~4 }
+    }
     /// The first byte seen was not right after a SYN: the capture started mid-stream.
-    public var startedMidStream = false
+    public var startedMidStream: Bool {
+        get { flags & 8 != 0 }
+        set { flags = newValue ? flags | 8 : flags & ~8 }
+    }
 
     /// MSS announced by the sender's SYN, 0 if none was seen.
     public var maximumSegmentSize: Int {

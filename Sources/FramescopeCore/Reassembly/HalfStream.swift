@@ -24,17 +24,27 @@ struct HalfStream {
     // Fields ordered widest first, the small ones packed at the end: 50,000 open connections
     // hold two each, so every padding byte counts 100,000 times (`FootprintTests`).
     var statistics = DirectionStatistics()
-    // Two flags in the statistics' tail padding (declared after them, not at the end, where
-    // they took a word of their own).
-    private var started = false
-    var windowDenied = false
+    // Two flags in one byte and the sequence base in the statistics' tail padding (declared
+    // after them, not at the end, where they took a word of their own).
+    private var flags: UInt8 = 0
+    /// Sequence number of stream offset 0.
+    private var base: UInt32 = 0
     /// Stream offset of the next byte to deliver. (Bytes delivered so far, the gap-free offset
     /// of it, are `statistics.bytes`.)
     private(set) var frontier: Int64 = 0
     private var reordering = OutOfLine<Reordering>()
     var window: ConflictWindow?
-    /// Sequence number of stream offset 0.
-    private var base: UInt32 = 0
+
+    /// The direction's first byte (or SYN) fixed `base`.
+    private var started: Bool {
+        get { flags & 1 != 0 }
+        set { flags = newValue ? flags | 1 : flags & ~1 }
+    }
+    /// The conflict windows' total was reached when this direction wanted one.
+    var windowDenied: Bool {
+        get { flags & 2 != 0 }
+        set { flags = newValue ? flags | 2 : flags & ~2 }
+    }
 
     /// What only a direction that buffers a segment or skips a hole needs, allocated at the
     /// first: most directions arrive in order, and 50,000 open connections held these four
