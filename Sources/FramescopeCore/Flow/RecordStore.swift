@@ -5,7 +5,7 @@ import Darwin
 #endif
 
 /// The flow table's connection records in one block grown with `realloc`. An array grows by
-/// copying every element into a new block: 50,000 records of 464 bytes were written twice over
+/// copying every element into a new block: 50,000 records of 448 bytes were written twice over
 /// their growth and 30 MB of pages faulted in and given back (7,000 of the 22,000 page faults
 /// of the benchmark's 50,000-flow capture, 9% of its run). A large block's `realloc` remaps its
 /// pages instead (`mremap`): the records stay where they are in memory, and fault in once.
