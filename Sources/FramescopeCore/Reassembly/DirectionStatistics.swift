@@ -19,25 +19,18 @@ public struct DirectionStatistics: Sendable, Equatable {
     private var mss: UInt16 = 0
     /// The four flags below in one byte: the half-stream's own flags and its 32-bit sequence
     /// base then fit in the statistics' tail, and a half-stream is 120 bytes, not 128.
-    private var flags: UInt8 = 0
+    private var flags: Flags = []
 
-    public var synSeen: Bool {
-        get { flags & 1 != 0 }
-        set { flags = newValue ? flags | 1 : flags & ~1 }
+    private struct Flags: OptionSet, Sendable, Equatable {
+        let rawValue: UInt8
+        static let syn = Flags(rawValue: 1), fin = Flags(rawValue: 2), rst = Flags(rawValue: 4), midStream = Flags(rawValue: 8)
     }
-    public var finSeen: Bool {
-        get { flags & 2 != 0 }
-        set { flags = newValue ? flags | 2 : flags & ~2 }
-    }
-    public var rstSeen: Bool {
-        get { flags & 4 != 0 }
-        set { flags = newValue ? flags | 4 : flags & ~4 }
-    }
+
+    public var synSeen: Bool { get { flags.contains(.syn) } set { flags.set(.syn, newValue) } }
+    public var finSeen: Bool { get { flags.contains(.fin) } set { flags.set(.fin, newValue) } }
+    public var rstSeen: Bool { get { flags.contains(.rst) } set { flags.set(.rst, newValue) } }
     /// The first byte seen was not right after a SYN: the capture started mid-stream.
-    public var startedMidStream: Bool {
-        get { flags & 8 != 0 }
-        set { flags = newValue ? flags | 8 : flags & ~8 }
-    }
+    public var startedMidStream: Bool { get { flags.contains(.midStream) } set { flags.set(.midStream, newValue) } }
 
     /// MSS announced by the sender's SYN, 0 if none was seen.
     public var maximumSegmentSize: Int {
@@ -136,5 +129,12 @@ public struct DirectionStatistics: Sendable, Equatable {
         get { rare.stored?.value.uncheckedOverlapBytes ?? 0 }
         set { if rare.isAllocated || newValue != 0 { rare.value.uncheckedOverlapBytes = newValue } }
         _modify { yield &rare.value.uncheckedOverlapBytes }
+    }
+}
+
+extension OptionSet where Element == Self {
+    /// Inserts `member` when `on`, else removes it: a flag kept in a set, set from a `Bool`.
+    mutating func set(_ member: Self, _ on: Bool) {
+        if on { insert(member) } else { remove(member) }
     }
 }

@@ -26,7 +26,7 @@ struct HalfStream {
     var statistics = DirectionStatistics()
     // Two flags in one byte and the sequence base in the statistics' tail padding (declared
     // after them, not at the end, where they took a word of their own).
-    private var flags: UInt8 = 0
+    private var flags: Flags = []
     /// Sequence number of stream offset 0.
     private var base: UInt32 = 0
     /// Stream offset of the next byte to deliver. (Bytes delivered so far, the gap-free offset
@@ -35,16 +35,14 @@ struct HalfStream {
     private var reordering = OutOfLine<Reordering>()
     var window: ConflictWindow?
 
+    private struct Flags: OptionSet {
+        let rawValue: UInt8
+        static let started = Flags(rawValue: 1), windowDenied = Flags(rawValue: 2)
+    }
     /// The direction's first byte (or SYN) fixed `base`.
-    private var started: Bool {
-        get { flags & 1 != 0 }
-        set { flags = newValue ? flags | 1 : flags & ~1 }
-    }
+    private var started: Bool { get { flags.contains(.started) } set { flags.set(.started, newValue) } }
     /// The conflict windows' total was reached when this direction wanted one.
-    var windowDenied: Bool {
-        get { flags & 2 != 0 }
-        set { flags = newValue ? flags | 2 : flags & ~2 }
-    }
+    var windowDenied: Bool { get { flags.contains(.windowDenied) } set { flags.set(.windowDenied, newValue) } }
 
     /// What only a direction that buffers a segment or skips a hole needs, allocated at the
     /// first: most directions arrive in order, and 50,000 open connections held these four
