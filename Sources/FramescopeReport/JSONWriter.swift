@@ -264,6 +264,13 @@ public struct JSONWriter {
 
     /// A string of text written before (an endpoint's, from `Endpoint.write`) that needs no escaping.
     public mutating func plainString(_ text: UnsafeRawBufferPointer) {
+        // As `hex`: the fast path checks for the text's room in the buffer, so longer text (no
+        // endpoint's is) goes through `put`, which writes past the buffer.
+        guard text.count + 2 <= OutputBuffer.capacity else {
+            put(0x22)
+            put(text)
+            return put(0x22)
+        }
         plainString(capacity: text.count) { out, at in
             guard let source = text.baseAddress else { return at }
             UnsafeMutableRawPointer(out.baseAddress! + at).copyMemory(from: source, byteCount: text.count)

@@ -39,6 +39,16 @@ import Testing
         }
     }
 
+    /// Text written before (an endpoint's) reads as the same String written with escaping would,
+    /// whatever its length: beside other output, filling the buffer, and longer than the buffer.
+    @Test func plainTextReadsAsItsStringAtAnyLength() throws {
+        for length in [0, 21, 65_533, 65_534, 65_535, 200_000] {
+            let text = [UInt8]((0..<length).map { UInt8(0x61 + $0 % 26) })
+            let expected = try written { w in w.array { w in w.member { $0.int(7) }; w.member { $0.string(String(decoding: text, as: UTF8.self)) } } }
+            #expect(try written { w in w.array { w in w.member { $0.int(7) }; w.member { w in text.withUnsafeBytes { w.plainString($0) } } } } == expected, "\(length) bytes")
+        }
+    }
+
     /// `decimal(units, scale:)` writes exactly what `double(Double(units) / 10^scale)` writes, in
     /// both of Swift's forms (exponential below 1e-4) and for whole numbers, on edge cases and
     /// 200,000 random values of 1 to 15 digits.
