@@ -27,6 +27,9 @@ public struct CaptureReader {
     public private(set) var files: [CaptureFileSummary] = []
     /// Called now and then with (file index, bytes read so far) for progress display.
     public var progress: ((Int, Int64) -> Void)?
+    /// Where packets can be read back: each classic pcap file read is added to it (input
+    /// numbers are the files' places in `paths`), and its packets carry their locations.
+    public var captureFiles: CaptureFiles?
 
     private var frame: UInt64 = 0
     private var accepted = 0
@@ -66,6 +69,11 @@ public struct CaptureReader {
         }
         let linkType = handle.linkType
         summary.linkType = linkType
+        var locating = false
+        if let captureFiles, let descriptor = handle.locateRecords() {
+            captureFiles.adopt(descriptor, input: number)
+            locating = true
+        }
         var packets = 0
         if let failure = openIndex(beside: path, summary: &summary) { return failure }
         defer {
@@ -74,7 +82,8 @@ public struct CaptureReader {
         }
         while !limitReached {
             let next = handle.next { header, bytes in
-                deliver(header, linkType: linkType, bytes: bytes, body)
+                let location = locating && handle.dataOffset >= 0 ? CaptureLocation(input: number, offset: handle.dataOffset) : .unknown
+                deliver(header, linkType: linkType, bytes: bytes, location: location, body)
             }
             switch next {
             case .packet:
@@ -155,7 +164,7 @@ public struct CaptureReader {
     }
 
     private mutating func deliver(
-        _ header: PacketHeader, linkType: LinkType, bytes: UnsafeRawBufferPointer,
+        _ header: PacketHeader, linkType: LinkType, bytes: UnsafeRawBufferPointer, location: CaptureLocation = .unknown,
         _ body: (CaptureInfo, UnsafeRawBufferPointer) -> Void
     ) {
         frame += 1  // every record counts, filtered or not, as in Wireshark
@@ -166,10 +175,9 @@ public struct CaptureReader {
         }
         if let filter, !filter.matches(bytes, header: header, linkType: linkType) { return }
         accepted += 1
-        body(
-            CaptureInfo(
-                frame: number, timestamp: header.timestamp, linkType: linkType,
-                captureLength: header.captureLength, originalLength: header.originalLength),
-            bytes)
+        var info = CaptureInfo(
+            frame: number, timestamp: header.timestamp, linkType: linkType, captureLength: header.captureLength, originalLength: header.originalLength)
+        info.location = location
+        body(info, bytes)
     }
 }

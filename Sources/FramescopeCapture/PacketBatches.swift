@@ -55,7 +55,7 @@ final class PacketBatch: Batch, @unchecked Sendable {
                 segment.payload = UnsafeRawBufferPointer(start: bytes + start + offset, count: segment.payload.count)
                 packet = .tcp(segment)
             } else {  // (past what was copied: none of libpcap's snaplens reaches that far)
-                packet = PacketDecoder.decode(UnsafeRawBufferPointer(start: bytes + start, count: used - start), linkType: info.linkType)
+                packet = PacketDecoder.decode(UnsafeRawBufferPointer(start: bytes + start, count: used - start), info: info)
             }
         }
         (decoded! + count - 1).initialize(to: packet)
@@ -229,7 +229,7 @@ extension CaptureReader {
     /// Like `readConcurrently`, but the reading thread decodes each packet too (it has time to
     /// spare: the libpcap loop is about half of what the flow table behind it costs).
     public mutating func readDecodedConcurrently(_ body: (CaptureInfo, DecodedPacket) -> Void) {
-        readConcurrently(filling: { $0.append($1, $2, decoded: PacketDecoder.decode($2, linkType: $1.linkType)) }, draining: { $0.forEachDecoded(body) })
+        readConcurrently(filling: { $0.append($1, $2, decoded: PacketDecoder.decode($2, info: $1)) }, draining: { $0.forEachDecoded(body) })
     }
 
     private mutating func readConcurrently(

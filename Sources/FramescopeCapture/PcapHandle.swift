@@ -13,6 +13,12 @@ final class PcapHandle {
     /// Nanoseconds per unit of `tv_usec`: 1 at nanosecond precision, 1000 where a device
     /// only gives microseconds.
     private(set) var fractionScale: Int64 = 1
+    // (Read and written per packet, by one thread: without the runtime's exclusivity checks.)
+    /// Where the last record's data starts in the file, once `locateRecords()` succeeded; else -1.
+    @exclusivity(unchecked) private(set) var dataOffset: Int64 = -1
+    /// Where the next record starts (-1: not locating), and the file's snapshot length.
+    @exclusivity(unchecked) private var nextRecord: Int64 = -1
+    @exclusivity(unchecked) private var snapshot: Int64 = 0
 
     private init(handle: OpaquePointer, path: String) {
         self.handle = handle
@@ -145,6 +151,39 @@ final class PcapHandle {
         case failure(PcapFailure)
     }
 
+    /// Starts noting where each record's data lies (`dataOffset`) when the handle reads a
+    /// classic pcap file from a regular file (by path or redirected to standard input), and
+    /// returns a descriptor of its own for reading them back (`CaptureFiles`); nil otherwise
+    /// (pcapng, pipes, live captures).
+    func locateRecords() -> Int32? {
+        guard let file = pcap_file(handle) else { return nil }
+        let descriptor = fileno(file)
+        var status = stat()
+        guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG else { return nil }
+        // libpcap has read the 24-byte file header: the first record starts here.
+        let start = Int64(ftello(file))
+        var fileHeader = [UInt8](repeating: 0, count: 24)
+        guard start >= 24, pread(descriptor, &fileHeader, 24, off_t(start - 24)) == 24, Self.isClassicPcap(fileHeader) else { return nil }
+        let copy = fcntl(descriptor, F_DUPFD_CLOEXEC, 0)
+        guard copy >= 0 else { return nil }
+        nextRecord = start
+        snapshot = Int64(pcap_snapshot(handle))
+        return copy
+    }
+
+    /// A pcap file header with 16-byte record headers: microsecond or nanosecond, either byte
+    /// order, version 2 (not the modified formats whose records are longer).
+    static func isClassicPcap(_ header: [UInt8]) -> Bool {
+        let little = UInt32(header[0]) | UInt32(header[1]) << 8 | UInt32(header[2]) << 16 | UInt32(header[3]) << 24
+        let major: UInt16
+        switch little {
+        case 0xA1B2_C3D4, 0xA1B2_3C4D: major = UInt16(header[4]) | UInt16(header[5]) << 8
+        case 0xD4C3_B2A1, 0x4D3C_B2A1: major = UInt16(header[4]) << 8 | UInt16(header[5])
+        default: return false
+        }
+        return major == 2
+    }
+
     /// Reads the next record with `pcap_next_ex`; its bytes are valid during `body` only.
     func next(_ body: (PacketHeader, UnsafeRawBufferPointer) -> Void) -> Next {
         var header: UnsafeMutablePointer<pcap_pkthdr>?
@@ -152,6 +191,7 @@ final class PcapHandle {
         switch pcap_next_ex(handle, &header, &data) {
         case 1:
             let h = header!.pointee
+            locateRecord(captureLength: Int64(h.caplen))
             let packetHeader = PacketHeader(
                 timestamp: Timestamp(seconds: Int64(h.ts.tv_sec), nanoseconds: Int64(h.ts.tv_usec) * fractionScale),
                 captureLength: Int(h.caplen), originalLength: Int(h.len))
@@ -163,6 +203,22 @@ final class PcapHandle {
             return .end
         default:
             return .failure(PcapFailure(message: String(cString: pcap_geterr(handle))))
+        }
+    }
+
+    /// The record read starts at `nextRecord`, its data 16 bytes on. libpcap reports a record
+    /// longer than the file's snapshot length cut to it (and skips the rest): only then does
+    /// the file position (`ftello`, a system call) tell where the next record starts.
+    private func locateRecord(captureLength: Int64) {
+        guard nextRecord >= 0 else {
+            dataOffset = -1
+            return
+        }
+        dataOffset = nextRecord + 16
+        if captureLength == snapshot, let file = pcap_file(handle) {
+            nextRecord = Int64(ftello(file))  // (-1 if it fails: locating stops after this record)
+        } else {
+            nextRecord = dataOffset + captureLength
         }
     }
 

@@ -52,7 +52,7 @@ extension CaptureReader {
         }
         var schedule = SweepSchedule(options: options)
         read { info, bytes in
-            let packet = PacketDecoder.decode(bytes, linkType: info.linkType)
+            let packet = PacketDecoder.decode(bytes, info: info)
             let k = ConnectionShards.worker(of: packet, workers: count)
             batches[k].append(info, bytes, decoded: packet)
             handOff(k)

@@ -26,6 +26,8 @@ public struct TCPSegment {
     public var payload: UnsafeRawBufferPointer
     /// Payload bytes the IP header claims but the capture did not keep (snaplen).
     public var missingPayload: Int
+    /// Where the payload lies in the capture file (`PacketDecoder.decode(_:info:)`).
+    public var payloadLocation = CaptureLocation.unknown
 
     public init(
         source: Endpoint, destination: Endpoint, sequence: UInt32, acknowledgment: UInt32 = 0,

@@ -68,9 +68,12 @@ public struct FlowTable<Sink: StreamSink> {
         return taken
     }
 
-    public init(sink: Sink, options: ReassemblyOptions = ReassemblyOptions()) {
+    /// `captureFiles`: where the packets' bytes can be read back (retransmitted copies are then
+    /// compared with the first ones there, not with copies).
+    public init(sink: Sink, options: ReassemblyOptions = ReassemblyOptions(), captureFiles: CaptureFiles? = nil) {
         self.sink = sink
         reassembly = ReassemblyContext(options: options)
+        reassembly.captureFiles = captureFiles
         schedule = SweepSchedule(options: options)
     }
 
@@ -80,7 +83,7 @@ public struct FlowTable<Sink: StreamSink> {
     /// counts the instructions of a packet's whole path inside it.)
     @inline(never)
     public mutating func process(_ bytes: UnsafeRawBufferPointer, info: CaptureInfo) {
-        process(PacketDecoder.decode(bytes, linkType: info.linkType), info: info)
+        process(PacketDecoder.decode(bytes, info: info), info: info)
     }
 
     /// Feeds one packet decoded already (by a reading thread: `readDecodedConcurrently`).

@@ -8,6 +8,8 @@ public struct CaptureInfo: Sendable {
     /// Bytes captured (may be less than `originalLength` when the snaplen cut the packet).
     public var captureLength: Int
     public var originalLength: Int
+    /// Where the packet's bytes lie in the capture file, when they can be read back.
+    public var location = CaptureLocation.unknown
 
     public init(frame: UInt64, timestamp: Timestamp, linkType: LinkType, captureLength: Int, originalLength: Int) {
         self.frame = frame

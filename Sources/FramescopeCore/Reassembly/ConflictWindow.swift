@@ -16,7 +16,6 @@ final class ConflictWindow: ManagedBuffer<ConflictWindow.Header, UInt8> {
         return unsafeDowncast(made, to: ConflictWindow.self)
     }
 
-    var ringCapacity: Int { header.capacity }
     var end: Int64 { header.end }
 
     func append(_ bytes: UnsafeRawBufferPointer, at offset: Int64) {

@@ -5,7 +5,7 @@ extension HalfStream {
     /// returns false when it brought nothing new (a copy of buffered data). Bytes the snaplen cut
     /// off cover their range too: the first copy of a byte wins, even a missing one.
     mutating func buffer<Sink: StreamSink>(
-        _ payload: UnsafeRawBufferPointer, missingTail: Int, at start: Int64, frame: UInt64, timestamp: Timestamp, traits: SegmentTraits,
+        _ payload: UnsafeRawBufferPointer, location: CaptureLocation, missingTail: Int, at start: Int64, frame: UInt64, timestamp: Timestamp, traits: SegmentTraits,
         route: Route, sink: inout Sink, state: inout Sink.ConnectionState, context: inout ReassemblyContext
     ) -> Bool {
         let capturedEnd = start + Int64(payload.count), end = capturedEnd + Int64(missingTail)
@@ -33,7 +33,7 @@ extension HalfStream {
             let piece = payload.slice(from: Int(cursor - start), count: Int(bytesEnd - cursor))
             let segment = Buffered(
                 offset: cursor, bytes: [UInt8](piece), frame: frame, timestamp: timestamp, missingTail: Int(pieceEnd - bytesEnd),
-                traits: traits)
+                traits: traits, location: location.advanced(by: Int(cursor - start)))
             if index == head {
                 // Before everything pending (segments arriving in reverse order): use a free
                 // slot in front, making room once in a while, so each insert is O(1).
@@ -61,7 +61,7 @@ extension HalfStream {
     /// segments, so that a run of earlier segments inserts in O(1) each.
     mutating func makeRoomInFront() {
         let live = pending.count - head
-        let filler = Buffered(offset: 0, bytes: [], frame: 0, timestamp: .zero, missingTail: 0, traits: [])
+        let filler = Buffered(offset: 0, bytes: [], frame: 0, timestamp: .zero, missingTail: 0, traits: [], location: .unknown)
         var moved = [Buffered](repeating: filler, count: live)
         moved.reserveCapacity(live * 2)
         moved.append(contentsOf: pending[head...])

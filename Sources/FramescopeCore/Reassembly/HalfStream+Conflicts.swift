@@ -1,26 +1,54 @@
+/// A direction's last delivered bytes, for retransmitted copies to be compared with: copied,
+/// or located in the capture file and read back when a copy overlaps them.
+enum RecentBytes {
+    case copied(ConflictWindow)
+    case located(DeliveredLocations)
+}
+
 /// Overlapping copies compared with what was kept: the first copy wins, differing ones are conflicts.
 extension HalfStream {
 
-    mutating func rememberForConflicts(_ bytes: UnsafeRawBufferPointer, context: inout ReassemblyContext) {
+    /// Notes delivered bytes (at `frontier`, from `location` in the capture) for later copies
+    /// to be compared with.
+    mutating func rememberForConflicts(_ bytes: UnsafeRawBufferPointer, location: CaptureLocation, context: inout ReassemblyContext) {
         let capacity = context.options.conflictWindow
         guard capacity > 0 else { return }
         if window == nil && !windowDenied {
+            // Budgeted by the bytes it compares, located or copied: the same directions are
+            // checked whichever way the capture is read.
             if context.conflictWindowBytes + capacity <= context.options.maxConflictWindowBytesTotal {
-                window = ConflictWindow.make(capacity: capacity)
+                window = location.isKnown && context.captureFiles != nil ? .located(.make()) : .copied(.make(capacity: capacity))
                 context.conflictWindowBytes += capacity
             } else {
                 windowDenied = true
                 context.directionsWithoutConflictCheck += 1
             }
         }
-        window?.append(bytes, at: frontier)
+        switch window {
+        case .copied(let ring):
+            ring.append(bytes, at: frontier)
+        case .located(let deliveries):
+            if !deliveries.append(count: bytes.count, at: frontier, location: location, capacity: capacity) {
+                let ring = deliveries.copied(capacity: capacity, reading: context.captureFiles)
+                ring.append(bytes, at: frontier)
+                window = .copied(ring)
+            }
+        case nil:
+            break
+        }
     }
 
     /// Compares an old copy with the delivered bytes still in the conflict window.
     mutating func checkOverlap<Sink: StreamSink>(
-        _ bytes: UnsafeRawBufferPointer, at offset: Int64, frame: UInt64, route: Route, sink: inout Sink, state: inout Sink.ConnectionState
+        _ bytes: UnsafeRawBufferPointer, at offset: Int64, frame: UInt64, route: Route, context: inout ReassemblyContext, sink: inout Sink,
+        state: inout Sink.ConnectionState
     ) {
-        let result = window?.compare(bytes, at: offset) ?? (from: offset, checked: 0, differs: false)
+        let result: (from: Int64, checked: Int, differs: Bool)
+        switch window {
+        case .copied(let ring): result = ring.compare(bytes, at: offset)
+        case .located(let deliveries): result = deliveries.compare(bytes, at: offset, reading: context.captureFiles)
+        case nil: result = (offset, 0, false)
+        }
         if bytes.count > result.checked { statistics.uncheckedOverlapBytes += Int64(bytes.count - result.checked) }
         if result.differs {
             reportConflict(at: result.from, length: Int64(result.checked), frame: frame, route: route, sink: &sink, state: &state)

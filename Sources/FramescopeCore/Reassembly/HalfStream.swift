@@ -14,6 +14,8 @@ struct HalfStream {
         /// Bytes right after `bytes` that the snaplen cut off.
         var missingTail: Int
         var traits: SegmentTraits
+        /// Where `bytes` lie in the capture file.
+        var location: CaptureLocation
 
         var end: Int64 { offset + Int64(bytes.count) }
         /// One past the last byte covered, captured or cut off.
@@ -33,7 +35,7 @@ struct HalfStream {
     /// of it, are `statistics.bytes`.)
     private(set) var frontier: Int64 = 0
     private var reordering = OutOfLine<Reordering>()
-    var window: ConflictWindow?
+    var window: RecentBytes?
 
     private struct Flags: OptionSet {
         let rawValue: UInt8
@@ -131,7 +133,7 @@ struct HalfStream {
             statistics.wireBytes += Int64(length)
             if traits.contains(.overMSS) { statistics.segmentsOverMSS += 1 }
             receivePayload(
-                segment.payload, missingTail: segment.missingPayload, at: offset(of: sequence),
+                segment.payload, location: segment.payloadLocation, missingTail: segment.missingPayload, at: offset(of: sequence),
                 frame: frame, timestamp: timestamp, flags: flags, traits: traits, route: route, context: &context, sink: &sink, state: &state)
         }
         if flags.contains(.fin) {
@@ -146,7 +148,7 @@ struct HalfStream {
     }
 
     private mutating func receivePayload<Sink: StreamSink>(
-        _ payload: UnsafeRawBufferPointer, missingTail: Int, at start: Int64, frame: UInt64,
+        _ payload: UnsafeRawBufferPointer, location: CaptureLocation, missingTail: Int, at start: Int64, frame: UInt64,
         timestamp: Timestamp, flags: TCPFlags, traits: SegmentTraits, route: Route, context: inout ReassemblyContext, sink: inout Sink,
         state: inout Sink.ConnectionState
     ) {
@@ -159,12 +161,12 @@ struct HalfStream {
             }
             if countLate(from: start, to: end, context: &context) { return }
             countRetransmission(route, context: &context)
-            checkOverlap(payload, at: start, frame: frame, route: route, sink: &sink, state: &state)
+            checkOverlap(payload, at: start, frame: frame, route: route, context: &context, sink: &sink, state: &state)
             return
         }
         if start > frontier {
             let added = buffer(
-                payload, missingTail: missingTail, at: start, frame: frame, timestamp: timestamp, traits: traits, route: route, sink: &sink, state: &state,
+                payload, location: location, missingTail: missingTail, at: start, frame: frame, timestamp: timestamp, traits: traits, route: route, sink: &sink, state: &state,
                 context: &context)
             if added {
                 statistics.outOfOrder += 1
@@ -180,11 +182,11 @@ struct HalfStream {
             traits.insert(.retransmitted)
             countRetransmission(route, context: &context)
             let overlap = Int(frontier - start)
-            checkOverlap(payload.slice(from: 0, count: overlap), at: start, frame: frame, route: route, sink: &sink, state: &state)
+            checkOverlap(payload.slice(from: 0, count: overlap), at: start, frame: frame, route: route, context: &context, sink: &sink, state: &state)
             fresh = payload.dropFirst(overlap)
         }
         let tail = Int(end - frontier) - fresh.count
-        deliver(fresh, missingTail: tail, frame: frame, timestamp: timestamp, traits: traits, route: route, context: &context, sink: &sink, state: &state)
+        deliver(fresh, location: location.advanced(by: payload.count - fresh.count), missingTail: tail, frame: frame, timestamp: timestamp, traits: traits, route: route, context: &context, sink: &sink, state: &state)
         drain(route: route, context: &context, sink: &sink, state: &state)
     }
 
@@ -196,9 +198,10 @@ struct HalfStream {
 
     // MARK: Delivery
 
-    /// Hands in-order bytes at `frontier` to the sink and moves the frontier past them.
+    /// Hands in-order bytes at `frontier` (from `location` in the capture) to the sink and
+    /// moves the frontier past them.
     private mutating func deliver<Sink: StreamSink>(
-        _ bytes: UnsafeRawBufferPointer, missingTail: Int, frame: UInt64, timestamp: Timestamp, traits: SegmentTraits,
+        _ bytes: UnsafeRawBufferPointer, location: CaptureLocation, missingTail: Int, frame: UInt64, timestamp: Timestamp, traits: SegmentTraits,
         route: Route, context: inout ReassemblyContext, sink: inout Sink, state: inout Sink.ConnectionState
     ) {
         if !bytes.isEmpty {
@@ -210,7 +213,7 @@ struct HalfStream {
                     capturedOffset: statistics.bytes, bytes: bytes, frame: frame, timestamp: timestamp, midStream: statistics.startedMidStream,
                     traits: traits),
                 state: &state)
-            rememberForConflicts(bytes, context: &context)
+            rememberForConflicts(bytes, location: location, context: &context)
             frontier += Int64(bytes.count)
             statistics.bytes += Int64(bytes.count)
         }
@@ -233,7 +236,7 @@ struct HalfStream {
             guard reachesPast else { continue }
             segment.bytes.withUnsafeBytes { bytes in
                 deliver(
-                    bytes.dropFirst(overlap),
+                    bytes.dropFirst(overlap), location: segment.location.advanced(by: overlap),
                     missingTail: segment.missingTail - max(0, Int(frontier - segment.end)),
                     frame: segment.frame, timestamp: segment.timestamp, traits: segment.traits, route: route, context: &context, sink: &sink,
                     state: &state)
@@ -291,9 +294,9 @@ struct HalfStream {
         while hasPending {
             skipFirstHole(reason: .notCaptured, route: route, context: &context, sink: &sink, state: &state)
         }
-        if let window {
-            context.conflictWindowBytes -= window.ringCapacity
-            self.window = nil
+        if window != nil {
+            context.conflictWindowBytes -= context.options.conflictWindow
+            window = nil
         }
     }
 }

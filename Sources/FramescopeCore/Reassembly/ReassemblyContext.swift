@@ -12,6 +12,9 @@ public struct ReassemblyContext: Sendable {
     public var peakBufferedBytes: Int { peakInBucket.reduce(0, +) }
     /// Conflict-window bytes allocated now.
     public internal(set) var conflictWindowBytes = 0
+    /// The capture files, when retransmitted copies are compared with the first ones there
+    /// (`DeliveredLocations`) rather than with copies.
+    public var captureFiles: CaptureFiles?
     /// Directions that ran without a conflict window because the total was reached.
     public internal(set) var directionsWithoutConflictCheck = 0
     /// Holes skipped because the global limit was reached.

@@ -26,13 +26,14 @@ struct CapturePipeline<Sink: StreamSink> {
         options = limits.reassembly
         context = ReassemblyContext(options: limits.reassembly)
         reader = CaptureReader(paths: input.files, filter: filter, packetLimit: input.count)
+        reader.captureFiles = CaptureFiles(inputs: input.files.count)
         threads = input.threads
         if !input.quiet && isatty(2) != 0 { reader.progress = Progress(paths: input.files).show }
     }
 
     /// Reads everything, finalizes all connections, and returns the read errors.
     mutating func run() -> [CaptureError] {
-        var table = FlowTable(sink: sink, options: options)
+        var table = FlowTable(sink: sink, options: options, captureFiles: reader.captureFiles)
         if threads > 1 {
             reader.readDecodedConcurrently { info, packet in table.process(packet, info: info) }
         } else {

@@ -20,9 +20,9 @@ struct ShardedPipeline {
         let chain: AnalysisChain
         var table: FlowTable<AnalysisChain.Sink>
 
-        init(chain: AnalysisChain, options: ReassemblyOptions) {
+        init(chain: AnalysisChain, options: ReassemblyOptions, captureFiles: CaptureFiles) {
             self.chain = chain
-            table = FlowTable(sink: chain.sink, options: options)
+            table = FlowTable(sink: chain.sink, options: options, captureFiles: captureFiles)
             table.sweepsOnItsOwn = false
             table.recordsFirstFrames = true
         }
@@ -53,10 +53,12 @@ struct ShardedPipeline {
         share.maxBufferedBytesTotal = max(1, options.maxBufferedBytesTotal / workers)
         share.maxConflictWindowBytesTotal = options.maxConflictWindowBytesTotal / workers
         share.maxUnackedSegments = max(1, options.maxUnackedSegments / workers)
+        let files = CaptureFiles(inputs: input.files.count)
         shards = try (0..<workers).map { _ in
-            Shard(chain: try AnalysisChain(options: analysis, choice: choice, format: format, workers: workers), options: share)
+            Shard(chain: try AnalysisChain(options: analysis, choice: choice, format: format, workers: workers), options: share, captureFiles: files)
         }
         reader = CaptureReader(paths: input.files, filter: try input.packetFilter(), packetLimit: input.count)
+        reader.captureFiles = files
         if !input.quiet && isatty(2) != 0 { reader.progress = Progress(paths: input.files).show }
     }
 
