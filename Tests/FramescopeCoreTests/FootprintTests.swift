@@ -9,7 +9,7 @@ import Testing
 /// path is a decision, not an accident: 50,000 open connections multiply every byte.
 @Suite struct FootprintTests {
     @Test func aConnectionsFixedStateStaysWithinItsBudget() {
-        #expect(MemoryLayout<Connection<Analyzer.ConnectionState>>.stride <= 448)
+        #expect(MemoryLayout<Connection<Analyzer.ConnectionState>>.stride <= 416)
         // Both directions' reassembly (no dead field, small fields packed — the statistics' four
         // flags in a byte, the half-stream's two in another and its sequence base in the
         // statistics' tail padding — the conflict window one reference, the duplicate-ACK, zero-
@@ -17,7 +17,7 @@ import Testing
         // one reference, the bytes delivered counted once) and the TCP analysis (a list's order flag
         // in its tail's top bit; one segment in flight kept in place, 8 bytes a list, instead of
         // storage of 64 bytes with malloc's; the record's own small fields in its tail padding).
-        #expect(MemoryLayout<HalfStream>.stride <= 120)
+        #expect(MemoryLayout<HalfStream>.stride <= 104)
         #expect(MemoryLayout<TCPAnalysis>.size <= 121)
         #expect(MemoryLayout<ConnectionActivity>.stride <= 16)
         // The counts of 0–3 segments per message and messages per segment in place (16 bytes

@@ -2,28 +2,43 @@
 /// (retransmissions, out-of-order segments, keep-alives, conflicts, gaps, late bytes, offload
 /// segments) lives out of line, allocated at the first.
 public struct DirectionStatistics: Sendable, Equatable {
-    /// TCP packets sent in this direction.
-    public var packets = 0
-    /// Packets with payload, every copy (retransmissions included).
-    public var payloadPackets = 0
+    // The packet counts in 32 bits (a direction of 4 billion packets would be 6 TB of capture;
+    // they stop there rather than wrap), the bytes in 64: 50,000 open connections hold two each.
+    private var packetCount: UInt32 = 0
+    private var payloadPacketCount: UInt32 = 0
     /// Payload bytes on the wire, every copy.
     public var wireBytes: Int64 = 0
-    /// Captured segments that contributed new bytes to the stream.
-    public var segments = 0
     /// Reassembled bytes delivered (gaps excluded).
     public var bytes: Int64 = 0
     /// Round trips, duplicate ACKs and zero windows concerning this direction's data.
     public var tcp = TCPFigures()
     private var rare = OutOfLine<Rare>()
+    private var segmentCount: UInt32 = 0
     /// The SYN's MSS as TCP carries it (16 bits), beside the flags: no padding between them.
     private var mss: UInt16 = 0
     /// The four flags below in one byte: the half-stream's own flags and its 32-bit sequence
-    /// base then fit in the statistics' tail, and a half-stream is 120 bytes, not 128.
+    /// base then fit in the statistics' tail (a half-stream is 104 bytes).
     private var flags: Flags = []
 
     private struct Flags: OptionSet, Sendable, Equatable {
         let rawValue: UInt8
         static let syn = Flags(rawValue: 1), fin = Flags(rawValue: 2), rst = Flags(rawValue: 4), midStream = Flags(rawValue: 8)
+    }
+
+    /// TCP packets sent in this direction.
+    public var packets: Int {
+        get { Int(packetCount) }
+        set { packetCount = UInt32(clamping: newValue) }
+    }
+    /// Packets with payload, every copy (retransmissions included).
+    public var payloadPackets: Int {
+        get { Int(payloadPacketCount) }
+        set { payloadPacketCount = UInt32(clamping: newValue) }
+    }
+    /// Captured segments that contributed new bytes to the stream.
+    public var segments: Int {
+        get { Int(segmentCount) }
+        set { segmentCount = UInt32(clamping: newValue) }
     }
 
     public var synSeen: Bool { get { flags.contains(.syn) } set { flags.set(.syn, newValue) } }
