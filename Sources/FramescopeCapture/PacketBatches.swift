@@ -8,12 +8,12 @@ import Glibc
 /// Raw fixed-size storage: no array growth or exclusivity checks per packet.
 final class PacketBatch: Batch, @unchecked Sendable {
     /// 256 KiB: four thousand hand-overs a gigabyte cost nothing measurable (1 GB at `-t 2`:
-    /// 0.58 s best of five, as with 1 MiB), and the four batches in circulation hold about 1 MiB
+    /// 0.58 s best of five, as with 1 MiB), and the batches in circulation hold about 1 MiB
     /// of RSS instead of 5 (50,000 flows at `-t 2`: peak 81.8 → 78.1 MiB).
     static let capacity = 1 << 18
     static let maxPackets = 8_192
     /// A batch of decoded packets fills at fewer: a decoded packet is 100 bytes more (at 8,192,
-    /// the four batches of small packets had 1.5 MiB more resident; 50,000 flows at `-t 2`).
+    /// four batches of small packets had 1.5 MiB more resident; 50,000 flows at `-t 2`).
     static let maxDecodedPackets = 2_048
     /// Room for one more packet of the largest snaplen after `capacity` is reached.
     private let bytes = UnsafeMutableRawPointer.allocate(byteCount: capacity + 262_144, alignment: 16)
@@ -235,7 +235,9 @@ extension CaptureReader {
     private mutating func readConcurrently(
         filling fill: @escaping @Sendable (PacketBatch, CaptureInfo, UnsafeRawBufferPointer) -> Void, draining drain: (PacketBatch) -> Void
     ) {
-        let channel = BatchChannel<PacketBatch>(batches: 4)
+        // Three in circulation: one filling, one draining, one ready. (Four: as fast, 0.5 MiB
+        // more at 50,000 flows; two: 1 GB at `-t 2` 0.50 → 0.63 s best of seven.)
+        let channel = BatchChannel<PacketBatch>(batches: 3)
         let box = ReaderBox(self)
         let worker = Worker {
             var batch = channel.takeEmpty()
