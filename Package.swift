@@ -5,6 +5,14 @@ import PackageDescription
 // CPcap (libpcap) → FramescopeCapture → FramescopeCore (decode → flows → reassembly → framing → statistics →
 // analysis) → FramescopeReport → framescope. FramescopeProtobuf turns a protoc descriptor set into Core's
 // schema; FramescopeSynthetic makes traffic for tests and the benchmark. docs/architecture.md walks through it.
+
+// The release layout of the binary: each function in a section of its own, and the functions a
+// typical run executes placed together (scripts/hot-functions lists them; names that no longer
+// exist are skipped, costing only locality). The code a run touches then lies in a few pages,
+// not in pages spread over 14 MB of code, each of which the kernel maps with its neighbours.
+let packageRoot = String(#filePath.dropLast("Package.swift".count))
+let functionSections: SwiftSetting = .unsafeFlags(["-Xfrontend", "-function-sections"], .when(configuration: .release))
+
 let package = Package(
     name: "framescope",
     products: [
@@ -26,13 +34,15 @@ let package = Package(
         // property tests hundreds of times, 30 times slower unoptimized (Core has no assert()).
         .target(
             name: "FramescopeCore",
-            swiftSettings: [.unsafeFlags(["-cross-module-optimization"]), .unsafeFlags(["-O"], .when(configuration: .debug))]),
+            swiftSettings: [
+                .unsafeFlags(["-cross-module-optimization"]), .unsafeFlags(["-O"], .when(configuration: .debug)), functionSections,
+            ]),
         // The only target that talks to libpcap.
-        .target(name: "FramescopeCapture", dependencies: ["FramescopeCore", "CPcap"]),
-        .target(name: "FramescopeReport", dependencies: ["FramescopeCore"]),
+        .target(name: "FramescopeCapture", dependencies: ["FramescopeCore", "CPcap"], swiftSettings: [functionSections]),
+        .target(name: "FramescopeReport", dependencies: ["FramescopeCore"], swiftSettings: [functionSections]),
         // Synthetic traffic for tests, fuzzing and the benchmark (framescope synth); not on the analysis path.
-        .target(name: "FramescopeSynthetic", dependencies: ["FramescopeCore"]),
-        .target(name: "FramescopeProtobuf", dependencies: ["FramescopeCore"]),
+        .target(name: "FramescopeSynthetic", dependencies: ["FramescopeCore"], swiftSettings: [functionSections]),
+        .target(name: "FramescopeProtobuf", dependencies: ["FramescopeCore"], swiftSettings: [functionSections]),
         .executableTarget(
             name: "framescope",
             dependencies: [
@@ -42,8 +52,18 @@ let package = Package(
             // The Swift runtime linked in (release only): 3 MB less peak RSS in every run and a
             // quarter less start-up, measured. The two libraries are what FoundationEssentials (which
             // swift-argument-parser imports) needs statically; `swift build --static-swift-stdlib`
-            // adds them itself, a linker setting does not.
-            linkerSettings: [.unsafeFlags(["-static-stdlib", "-l_FoundationCollections", "-l_FoundationCShims"], .when(configuration: .release))]
+            // adds them itself, a linker setting does not. Linked by lld (in the Swift toolchain):
+            // the hot functions first, relative relocations packed (1 MB of them read at start-up
+            // otherwise) and no symbols exported: 2.8 MiB less peak RSS in every run, measured.
+            swiftSettings: [functionSections],
+            linkerSettings: [
+                .unsafeFlags(
+                    ["-static-stdlib", "-l_FoundationCollections", "-l_FoundationCShims",
+                     "-use-ld=lld", "-Xlinker", "--symbol-ordering-file=\(packageRoot)scripts/hot-functions.txt",
+                     "-Xlinker", "--no-warn-symbol-ordering", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
+                     "-Xlinker", "--no-export-dynamic"],
+                    .when(configuration: .release))
+            ]
         ),
         // The benchmark's floor: a bare pcap_next_ex loop (scripts/bench).
         .executableTarget(name: "pcap-floor", dependencies: ["CPcap"]),
