@@ -13,12 +13,11 @@ final class PcapHandle {
     /// Nanoseconds per unit of `tv_usec`: 1 at nanosecond precision, 1000 where a device
     /// only gives microseconds.
     private(set) var fractionScale: Int64 = 1
-    // (Read and written per packet, by one thread: without the runtime's exclusivity checks.)
     /// Where the last record's data starts in the file, once `locateRecords()` succeeded; else -1.
-    @exclusivity(unchecked) private(set) var dataOffset: Int64 = -1
+    private(set) var dataOffset: Int64 = -1
     /// Where the next record starts (-1: not locating), and the file's snapshot length.
-    @exclusivity(unchecked) private var nextRecord: Int64 = -1
-    @exclusivity(unchecked) private var snapshot: Int64 = 0
+    private var nextRecord: Int64 = -1
+    private var snapshot: Int64 = 0
 
     private init(handle: OpaquePointer, path: String) {
         self.handle = handle

@@ -58,14 +58,14 @@ final class DeliveredLocations: ManagedBuffer<DeliveredLocations.Header, Deliver
         let to = min(offset + Int64(bytes.count), end)
         guard from < to, let files else { return (from, 0, false) }
         var differs = false
-        let read = forEachHeld(from: from, to: to) { start, location, count in
+        let readAll = forEachHeld(from: from, to: to) { start, location, count in
             files.forEachPiece(at: location, count: count) { done, piece in
-                let mine = bytes.slice(from: Int(start - offset) + done, count: piece.count)
-                differs = !piece.elementsEqual(mine)
+                differs = !piece.elementsEqual(bytes.slice(from: Int(start - offset) + done, count: piece.count))
                 return !differs
             } && !differs
         }
-        return read || differs ? (from, Int(to - from), differs) : (from, 0, false)
+        if differs { return (from, Int(to - from), true) }
+        return readAll ? (from, Int(to - from), false) : (from, 0, false)
     }
 
     /// The held bytes copied into a new `ConflictWindow` of `capacity` bytes (read from
@@ -98,5 +98,4 @@ final class DeliveredLocations: ManagedBuffer<DeliveredLocations.Header, Deliver
             return true
         }
     }
-
 }
