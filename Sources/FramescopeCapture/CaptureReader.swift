@@ -69,11 +69,7 @@ public struct CaptureReader {
         }
         let linkType = handle.linkType
         summary.linkType = linkType
-        var locating = false
-        if let captureFiles, let descriptor = handle.locateRecords() {
-            captureFiles.adopt(descriptor, input: number)
-            locating = true
-        }
+        if let captureFiles, let descriptor = handle.locateRecords() { captureFiles.adopt(descriptor, input: number) }
         var packets = 0
         if let failure = openIndex(beside: path, summary: &summary) { return failure }
         defer {
@@ -82,7 +78,8 @@ public struct CaptureReader {
         }
         while !limitReached {
             let next = handle.next { header, bytes in
-                let location = locating && handle.dataOffset >= 0 ? CaptureLocation(input: number, offset: handle.dataOffset) : .unknown
+                // (-1 unless the handle locates its records: `locateRecords()` above.)
+                let location = handle.dataOffset >= 0 ? CaptureLocation(input: number, offset: handle.dataOffset) : .unknown
                 deliver(header, linkType: linkType, bytes: bytes, location: location, body)
             }
             switch next {
