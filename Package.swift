@@ -27,6 +27,8 @@ let package = Package(
     ],
     targets: [
         .systemLibrary(name: "CPcap", pkgConfig: "libpcap", providers: [.apt(["libpcap-dev"])]),
+        // The Linux calls Glibc's module leaves out (renameat2), declared.
+        .systemLibrary(name: "CLinux"),
         // Pure Swift hot path: packet decoding, flow table, TCP reassembly. No libpcap, no Foundation.
         // Cross-module optimization lets the command specialize the generic flow table for its sink
         // (static calls, known layouts) instead of running it through witness tables.
@@ -34,6 +36,7 @@ let package = Package(
         // property tests hundreds of times, 30 times slower unoptimized (Core has no assert()).
         .target(
             name: "FramescopeCore",
+            dependencies: ["CLinux"],
             swiftSettings: [
                 .unsafeFlags(["-cross-module-optimization"]), .unsafeFlags(["-O"], .when(configuration: .debug)), functionSections,
             ]),
