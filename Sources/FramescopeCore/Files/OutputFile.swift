@@ -6,8 +6,9 @@ import Glibc
 
 /// A file that appears under its name only when complete. It is written under a temporary name
 /// in the same folder (`.NAME.PID.N`, hidden) and given `path` by `commit()`, atomically within
-/// a file system: a run that dies first leaves the previous file or none, never half of one. Creating it also proves early that the folder is writable. A destination that
-/// exists and is not a regular file (/dev/stdout, a FIFO) is written in place.
+/// a file system: a run that dies first leaves the previous file or none, never half of one.
+/// Creating it also proves early that the folder is writable. A destination that exists and is
+/// not a regular file (/dev/stdout, a FIFO) is written in place.
 ///
 /// The one piece of file output in Core: capture writing, reports and extraction share it.
 public final class OutputFile {
@@ -80,16 +81,13 @@ public final class OutputFile {
     /// Gives `temporary` the name `path`. A regular file already there is exchanged with it and
     /// then removed, not renamed over: the name holds a whole file throughout either way, but a
     /// rename over a file makes ext4 (`auto_da_alloc`) start writing the new one out inside the
-    /// call — 31–36 ms for a 41 MB report, more the larger it is, where a new name costs nothing.
+    /// call (41 MB: 20 ms, against 9 ms to exchange and remove; 600 MB: 338 against 122 ms).
     /// The file is then written out as any new file is. False (with `errno`) when it failed.
     private static func move(_ temporary: String, over path: String) -> Bool {
-        var status = stat()
-        if lstat(path, &status) == 0 && status.st_mode & S_IFMT == S_IFREG
-            && renameat2(AT_FDCWD, temporary, AT_FDCWD, path, UInt32(FRAMESCOPE_RENAME_EXCHANGE)) == 0
-        {
+        if isRegularFile(path) && renameat2(AT_FDCWD, temporary, AT_FDCWD, path, UInt32(FRAMESCOPE_RENAME_EXCHANGE)) == 0 {
             // The old file now has the temporary name; should something other than a regular file
             // have taken the name meanwhile, it gets the name back.
-            if lstat(temporary, &status) == 0 && status.st_mode & S_IFMT == S_IFREG {
+            if isRegularFile(temporary) {
                 unlink(temporary)
                 return true
             }
@@ -97,6 +95,12 @@ public final class OutputFile {
         }
         // No file there, a file system without the exchange (EINVAL), or a kernel before 3.15.
         return rename(temporary, path) == 0
+    }
+
+    /// `path` itself (not what a symbolic link names) is a regular file.
+    private static func isRegularFile(_ path: String) -> Bool {
+        var status = stat()
+        return lstat(path, &status) == 0 && status.st_mode & S_IFMT == S_IFREG
     }
 
     /// Closes the file and removes it, leaving whatever had the name before.
