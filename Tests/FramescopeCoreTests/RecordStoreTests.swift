@@ -1,11 +1,16 @@
 import FramescopeSynthetic
 import Testing
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 @testable import FramescopeCore
 
 /// The flow table's record store behaves as an array of its records: the same contents after any
 /// run of appends, removals from the end, swaps and writes in place, across its growth by
-/// `realloc`; a copy is a value of its own; every record it held is released once.
+/// `realloc`; a copy is a value of its own; every record it held is released once; the pages its
+/// emptied tail held go back to the system.
 @Suite struct RecordStoreTests {
     /// A record with a reference, so that a record moved by its bytes, copied or released shows
     /// in the reference's count of live instances.
@@ -57,5 +62,32 @@ import Testing
             #expect(store.count == 0)
         }
         #expect(Tracked.live == liveBefore)
+    }
+
+    /// 100,000 records (4 MB) open, then 99,000 finished: the pages past the last record and
+    /// the step kept for the next ones are no longer resident (`mincore`), the records left
+    /// are intact, and the store grows again over the pages it gave back.
+    @Test func anEmptiedTailGoesBackToTheSystem() {
+        struct Plain { var number: Int, padding: (Int64, Int64, Int64, Int64) = (0, 0, 0, 0) }
+        var store = RecordStore<Plain>()
+        for n in 0..<100_000 { store.append(Plain(number: n)) }
+        func residentPages(from byte: Int, to end: Int) -> (resident: Int, pages: Int) {
+            let page = Int(sysconf(Int32(_SC_PAGESIZE)))
+            let base = Int(bitPattern: UnsafeMutableRawPointer(store.block.base!))
+            let from = (base + byte + page - 1) & ~(page - 1), to = (base + end) & ~(page - 1)
+            guard to > from else { return (0, 0) }
+            var vector = [UInt8](repeating: 0, count: (to - from) / page)
+            #expect(mincore(UnsafeMutableRawPointer(bitPattern: from), to - from, &vector) == 0)
+            return (vector.filter { $0 & 1 != 0 }.count, vector.count)
+        }
+        let stride = MemoryLayout<Plain>.stride, all = 100_000 * stride
+        #expect(residentPages(from: 0, to: all).resident == residentPages(from: 0, to: all).pages)
+        for _ in 0..<99_000 { store.removeLast() }
+        let kept = 1_000 * stride + RecordStore<Plain>.Block.releaseStep
+        let tail = residentPages(from: kept, to: all)
+        #expect(tail.pages > 500 && tail.resident == 0, "\(tail.resident) of \(tail.pages) pages past the records still resident")
+        #expect(store.indices.map { store[$0].number } == Array(0..<1_000))
+        for n in 1_000..<100_000 { store.append(Plain(number: n)) }
+        #expect(store.indices.map { store[$0].number } == Array(0..<100_000))
     }
 }

@@ -10,6 +10,11 @@ import Darwin
 /// of the benchmark's 50,000-flow capture, 9% of its run). A large block's `realloc` remaps its
 /// pages instead (`mremap`): the records stay where they are in memory, and fault in once.
 ///
+/// As connections finish the block's tail empties; its pages go back to the system 256 KiB at a
+/// time (`releaseTail`), so the records' memory follows the connections open, not the most ever
+/// open (the benchmark's 50,000 at once, then finishing: 20 MB back, room for what finishing
+/// needs, the report's waiting lines among it).
+///
 /// The records are moved with their bytes, as Swift moves any value that holds no weak
 /// reference. Copy-on-write, so the table keeps value semantics.
 @usableFromInline struct RecordStore<Element> {
@@ -19,6 +24,8 @@ import Darwin
         @exclusivity(unchecked) @usableFromInline var base: UnsafeMutablePointer<Element>?
         @exclusivity(unchecked) @usableFromInline var count = 0
         @exclusivity(unchecked) @usableFromInline var capacity = 0
+        /// Bytes from `base` whose pages may be resident: past them, pages were given back.
+        @exclusivity(unchecked) @usableFromInline var residentBytes = 0
 
         @usableFromInline init() {}
 
@@ -33,6 +40,29 @@ import Darwin
             guard let moved = realloc(base, wanted * MemoryLayout<Element>.stride) else { fatalError("out of memory: \(wanted) connection records") }
             base = moved.assumingMemoryBound(to: Element.self)
             capacity = wanted
+            residentBytes = wanted * MemoryLayout<Element>.stride
+        }
+
+        /// Past the last record, the most bytes of pages kept resident: half of it stays for
+        /// the next records (about 300 of them), so a table that shrinks and grows by a few
+        /// does not give pages back and fault them in again.
+        @usableFromInline static var releaseStep: Int { 256 << 10 }
+
+        @inline(__always) @usableFromInline func releaseTailIfEmpty() {
+            if residentBytes &- count &* MemoryLayout<Element>.stride >= Self.releaseStep { releaseTail() }
+        }
+
+        /// Gives the whole pages past the last record and half a step back (`MADV_DONTNEED`:
+        /// zero-filled if touched again; they hold no record). Inside the block's allocation, so
+        /// the allocator's own bytes around it are untouched.
+        @usableFromInline func releaseTail() {
+            let page = Int(sysconf(Int32(_SC_PAGESIZE)))
+            let start = Int(bitPattern: UnsafeMutableRawPointer(base!))
+            let from = (start + count * MemoryLayout<Element>.stride + Self.releaseStep / 2 + page - 1) & ~(page - 1)
+            let to = (start + residentBytes) & ~(page - 1)
+            guard to > from else { return }
+            madvise(UnsafeMutableRawPointer(bitPattern: from), to - from, MADV_DONTNEED)
+            residentBytes = from - start
         }
 
         @usableFromInline func copy() -> Block {
@@ -68,12 +98,14 @@ import Darwin
         if block.count == block.capacity { block.grow() }
         (block.base! + block.count).initialize(to: record)
         block.count += 1
+        block.residentBytes = max(block.residentBytes, block.count &* MemoryLayout<Element>.stride)
     }
 
     @discardableResult @inlinable mutating func removeLast() -> Element {
         precondition(block.count > 0, "no record to remove")
         makeUnique()
         block.count -= 1
+        defer { block.releaseTailIfEmpty() }
         return (block.base! + block.count).move()
     }
 
