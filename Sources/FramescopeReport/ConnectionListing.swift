@@ -7,8 +7,9 @@ import Glibc
 /// The finished connections a report lists, kept in memory that does not grow with their
 /// number: the `top` worst, and, when the JSON report lists every connection, each one as its
 /// compact JSON line, written into the report as it finishes when the report is written as the
-/// analysis runs (`ReportStream`) and every lower ID is there, else kept in an unlinked temporary
-/// file with an 8-byte index entry until they are. `--connections-ndjson` gets the same line as
+/// analysis runs (`ReportStream`) and every lower ID is there, else kept until they are: in
+/// memory up to `memoryBudget` bytes of lines, past it in an unlinked temporary file, with an
+/// 8-byte index entry either way. `--connections-ndjson` gets the same line as
 /// each connection finishes.
 /// Unchecked: fed by the analysis, then read by the report writer, never both at once.
 public final class ConnectionListing: @unchecked Sendable {
@@ -36,6 +37,10 @@ public final class ConnectionListing: @unchecked Sendable {
     /// the lowest connection IDs: where a SPEC suggestion is sought.
     public private(set) var suggestionCandidates: [(analysis: ConnectionAnalysis, direction: Direction)] = []
     public static let suggestionLimit = 8
+    /// Lines waiting in memory. In the benchmark's 50,000 connections (varint-50k), up to 1.9 MB
+    /// of lines wait at once, and they start waiting as the most connections are open, the peak
+    /// of the run: 512 KiB keeps most of them and the peak under 64 MiB.
+    public static let memoryBudget = 512 << 10
 
     /// - Parameters:
     ///   - spillAll: keep every connection for a JSON report that lists them all.
@@ -43,23 +48,27 @@ public final class ConnectionListing: @unchecked Sendable {
     ///   - renumberable: a worker's listing, whose lines `combining` copies under other IDs.
     ///   - report: with `spillAll`, the report being written, which takes each line as soon as
     ///     every lower ID is in it.
+    ///   - memoryBudget: the most bytes of lines kept in memory while they wait.
     public init(
         scope: Scope, top: Int, protobuf: ProtobufCheck?, spillAll: Bool, ndjsonFD: Int32? = nil, renumberable: Bool = false,
-        report: ReportStream? = nil
+        report: ReportStream? = nil, memoryBudget: Int = ConnectionListing.memoryBudget
     ) throws {
         self.scope = scope
         self.top = top
         self.protobuf = protobuf
         self.report = spillAll ? report : nil
         if spillAll {
-            spill = try Spill()
+            spill = try Spill(memoryBudget: memoryBudget)
             spill!.keepsIDOffsets = renumberable
         }
         if let ndjsonFD { ndjson = JSONWriter(fd: ndjsonFD, layout: .lines) }
     }
 
     deinit {
-        if let spill { close(spill.fd) }
+        if let spill {
+            close(spill.fd)
+            spill.memory.release()
+        }
     }
 
     public func add(_ analysis: ConnectionAnalysis) {
@@ -211,19 +220,23 @@ public struct Trouble: Comparable {
     }
 }
 
-/// Connection lines in an unlinked temporary file, with where each one is: 8 bytes a
-/// connection, indexed by ID (IDs are dense), so a million connections cost 8 MB and no sort.
+/// Connection lines waiting: in memory (`LineBlock`) while they fit its budget, else in an
+/// unlinked temporary file, with where each one is: 8 bytes a connection, indexed by ID (IDs are
+/// dense), so a million connections cost 8 MB and no sort.
 private struct Spill {
     let fd: Int32
     var writer: JSONWriter
-    /// By connection ID: the line's offset << 24 | its length (0: no line; `longLines` holds
-    /// the length of a line of 16 MiB or more).
+    var memory: LineBlock
+    /// By connection ID: `inMemory` for a line in `memory`, the line's offset << 24, its length
+    /// (0: no line; `longLines` holds the length of a line of 16 MiB or more).
     var index: [UInt64] = []
     var longLines: [Int: Int] = [:]
     static let lengthBits: UInt64 = 24
     static let lengthMask: UInt64 = (1 << lengthBits) - 1
+    static let inMemory: UInt64 = 1 << 63
 
-    init() throws {
+    init(memoryBudget: Int) throws {
+        memory = LineBlock(budget: memoryBudget)
         let folder = temporaryFolder()
         var template = Array((folder + "/framescope-connections-XXXXXX").utf8CString)
         let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
@@ -239,8 +252,16 @@ private struct Spill {
         analysis.writeJSON(to: &writer, protobuf: protobuf, idAt: &idAt)
         let id = analysis.summary.info.id.rawValue, length = UInt64(writer.position - start)
         if id >= index.count { index.append(contentsOf: repeatElement(0, count: id + 1 - index.count)) }
-        if length >= Self.lengthMask { longLines[id] = Int(length) }
-        index[id] = UInt64(start) << Self.lengthBits | min(length, Self.lengthMask)
+        if let line = writer.unflushed(since: start), let (offset, moved) = memory.keep(line, id: id) {
+            writer.takeBack(since: start)
+            if moved {
+                for kept in memory.kept { index[kept.id] = Self.inMemory | UInt64(kept.offset) << Self.lengthBits | UInt64(kept.length) }
+            }
+            index[id] = Self.inMemory | UInt64(offset) << Self.lengthBits | length
+        } else {
+            if length >= Self.lengthMask { longLines[id] = Int(length) }
+            index[id] = UInt64(start) << Self.lengthBits | min(length, Self.lengthMask)
+        }
         guard keepsIDOffsets else { return }
         if id >= idOffsets.count { idOffsets.append(contentsOf: repeatElement(0, count: id + 1 - idOffsets.count)) }
         idOffsets[id] = UInt32(clamping: idAt - start)
@@ -266,7 +287,7 @@ private struct Spill {
     private func location(_ id: Int) -> (offset: Int, length: Int) {
         let entry = index[id]
         let length = entry & Self.lengthMask == Self.lengthMask ? longLines[id]! : Int(entry & Self.lengthMask)
-        return (Int(entry >> Self.lengthBits), length)
+        return (Int((entry & ~Self.inMemory) >> Self.lengthBits), length)
     }
 
     /// Calls `body` with connection `id`'s line and where its ID starts in it (with
@@ -274,13 +295,19 @@ private struct Spill {
     /// `contiguous`: the next asked for will be `id + 1`, and no line after a missing one.
     private mutating func read(_ id: Int, contiguous: Bool = false, _ body: (UnsafeRawBufferPointer, Int) -> Void) -> Bool {
         guard has(id) else { return false }
+        let idAt = keepsIDOffsets ? Int(idOffsets[id]) : 0
+        if index[id] & Self.inMemory != 0 {
+            let (offset, length) = location(id)
+            memory.read(id: id, offset: offset, length: length) { body($0, idAt) }
+            return true
+        }
         while cursor < slots.count && slots[cursor].id < id { cursor += 1 }
         if cursor == slots.count || slots[cursor].id != id {
             guard fill(from: id, contiguous: contiguous) else { return false }
         }
         let slot = slots[cursor]
         cursor += 1
-        batch.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[slot.start..<slot.start + slot.length]), keepsIDOffsets ? Int(idOffsets[slot.id]) : 0) }
+        batch.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[slot.start..<slot.start + slot.length]), idAt) }
         return true
     }
 
@@ -298,7 +325,8 @@ private struct Spill {
         let (batchLimit, runLimit) = contiguous ? (Self.drainBytes, Self.drainBytes) : (Self.batchBytes, Self.runBytes)
         var total = 0, k = id
         while k < index.count {
-            if index[k] != 0 {
+            if index[k] & Self.inMemory != 0 {  // read from memory when its turn comes
+            } else if index[k] != 0 {
                 let length = location(k).length
                 if !slots.isEmpty && total + length > batchLimit { break }
                 slots.append((k, total, length))

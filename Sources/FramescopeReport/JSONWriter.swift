@@ -71,6 +71,19 @@ public struct JSONWriter {
         body(&self)
     }
 
+    /// The bytes written since `position`, when none of them has gone to the file yet.
+    public func unflushed(since position: Int) -> UnsafeRawBufferPointer? {
+        guard position >= flushed, position <= self.position else { return nil }
+        return UnsafeRawBufferPointer(start: out.base + (position - flushed), count: self.position - position)
+    }
+
+    /// Takes back the bytes written since `position` (`unflushed`), as if never written: a line
+    /// kept elsewhere. The value they were must be whole (the writer's nesting is as before it).
+    public mutating func takeBack(since position: Int) {
+        precondition(position >= flushed && position <= self.position, "taking back bytes already written out")
+        out.count = position - flushed
+    }
+
     /// Makes `failed` true: a part of the document could not be produced.
     public mutating func markFailed() { failed = true }
 
