@@ -93,7 +93,7 @@ extension ConnectionAnalysis {
         let buckets = t.bucketsInUse
         func series(_ key: StaticString, _ kind: EventTimeline.Kind, _ w: inout JSONWriter) {
             w.key(key)
-            w.array { w in for b in 0..<buckets { w.member { $0.int(t.count(kind, inBucket: b)) } } }
+            w.naturals(count: buckets) { t.count(kind, inBucket: $0) }
         }
         w.object { w in
             w.field("bucketSeconds", units: t.bucketNanoseconds, scale: 9)

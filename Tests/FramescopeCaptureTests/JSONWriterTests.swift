@@ -49,6 +49,34 @@ import Testing
         }
     }
 
+    /// An array of counts reads as the array written member by member: empty, one, digits and
+    /// long numbers, beside other members, and near the end of the buffer (flushed first).
+    @Test func naturalsReadAsTheArrayWrittenMemberByMember() throws {
+        let arrays: [[Int]] = [[], [0], [7, 0, 10, 99, 100, 123_456_789, Int(Int64.max)], Array(repeating: 0, count: 19), Array(0..<300)]
+        for values in arrays {
+            for padding in [0, 65_536 - 40, 65_536 - 8] {  // the buffer nearly full before the array
+                let filler = String(repeating: "x", count: padding)
+                func expected(_ w: inout JSONWriter) {
+                    w.object { w in
+                        w.field("a", filler)
+                        w.key("b")
+                        w.array(values) { $0.int($1) }
+                        w.field("c", 1)
+                    }
+                }
+                let got = try written { w in
+                    w.object { w in
+                        w.field("a", filler)
+                        w.key("b")
+                        w.naturals(count: values.count) { values[$0] }
+                        w.field("c", 1)
+                    }
+                }
+                #expect(got == (try written(expected)), "\(values.count) values after \(padding) bytes")
+            }
+        }
+    }
+
     /// `decimal(units, scale:)` writes exactly what `double(Double(units) / 10^scale)` writes, in
     /// both of Swift's forms (exponential below 1e-4) and for whole numbers, on edge cases and
     /// 200,000 random values of 1 to 15 digits.
