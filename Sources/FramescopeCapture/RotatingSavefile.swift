@@ -55,7 +55,8 @@ public struct SavefileRotation: Sendable, Equatable {
             var t = time_t(time), local = tm()
             localtime_r(&t, &local)
             var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-            if strftime(&buffer, buffer.count, pattern, &local) > 0 { name = String(cString: buffer) }
+            let length = strftime(&buffer, buffer.count, pattern, &local)
+            if length > 0 { name = String(decoding: buffer[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self) }
         }
         let width = numberWidth
         if number == 0 && width == 0 { return name }

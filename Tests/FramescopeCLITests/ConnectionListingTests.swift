@@ -128,7 +128,7 @@ import Testing
     /// A closed connection stays in the table `--closed-timeout` seconds: a lossy corpus capture
     /// delivers data seconds after an RST, so 60 s keeps tshark's 68 streams and 2 s splits them.
     @Test func closedTimeoutTradesStreamsForMemory() throws {
-        let capture = CLITests.root.deletingLastPathComponent().appendingPathComponent("shared/corpus/captures/tls-many-flows-lossy.pcap").path
+        let capture = ExportCLITests.corpus + "/tls-many-flows-lossy.pcap"
         guard FileManager.default.fileExists(atPath: capture) else {
             oracleMissing("closed-timeout on a lossy capture: no ../shared/corpus")
             return

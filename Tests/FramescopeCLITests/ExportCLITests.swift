@@ -13,7 +13,9 @@ import Testing
         var description: String { "\((capture as NSString).lastPathComponent) \(spec)" }
     }
 
-    static let corpus = CLITests.root.deletingLastPathComponent().appendingPathComponent("shared/corpus/captures").path
+    /// The corpus's captures: `../shared/corpus` beside the checkout, or FRAMESCOPE_CORPUS's.
+    static let corpus = (ProcessInfo.processInfo.environment["FRAMESCOPE_CORPUS"].map { URL(fileURLWithPath: $0) }
+        ?? CLITests.root.deletingLastPathComponent().appendingPathComponent("shared/corpus")).appendingPathComponent("captures").path
 
     /// The samples and the LDAP recording, and corpus captures whose preset frames them cleanly.
     static let cases = [

@@ -138,7 +138,7 @@ import Testing
 
     @Test func autoFramesAsTheKnownFramingAndIsNeverSureWhenWrong() throws {
         var cases = try Self.synthesized() + Self.samples + Self.recordings
-        let corpus = CLITests.root.deletingLastPathComponent().appendingPathComponent("shared/corpus/captures").path
+        let corpus = ExportCLITests.corpus
         if let files = try? FileManager.default.contentsOfDirectory(atPath: corpus) {
             for c in Self.corpus {
                 let file = try #require(files.first { $0.hasPrefix(c.name + ".") })
