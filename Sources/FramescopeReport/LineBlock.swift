@@ -7,8 +7,8 @@ import Glibc
 /// line is dead once every ID up to its own has been read. When the block is full at its budget
 /// and a quarter of it or more is dead, the live lines move to its front (a compaction moves at
 /// most three bytes for each one it frees); else it says no and the line goes to the spill
-/// file. Through the file, each waiting line was written, read back and copied by the kernel:
-/// at 50,000 connections, a third of the system time of the listing.
+/// file. Through the file, each waiting line is written, read back and copied by the kernel
+/// (varint-50k: 29,242 reads of the spill without the block, 16,402 with 512 KiB).
 struct LineBlock {
     let budget: Int
     private var base: UnsafeMutableRawPointer?
