@@ -255,12 +255,12 @@ private struct Spill {
         if let line = writer.unflushed(since: start), let (offset, moved) = memory.keep(line, id: id) {
             writer.takeBack(since: start)
             if moved {
-                for kept in memory.kept { index[kept.id] = Self.inMemory | UInt64(kept.offset) << Self.lengthBits | UInt64(kept.length) }
+                for kept in memory.kept { index[kept.id] = Self.entry(offset: kept.offset, length: kept.length, inMemory: true) }
             }
-            index[id] = Self.inMemory | UInt64(offset) << Self.lengthBits | length
+            index[id] = Self.entry(offset: offset, length: Int(length), inMemory: true)
         } else {
             if length >= Self.lengthMask { longLines[id] = Int(length) }
-            index[id] = UInt64(start) << Self.lengthBits | min(length, Self.lengthMask)
+            index[id] = Self.entry(offset: start, length: Int(length), inMemory: false)
         }
         guard keepsIDOffsets else { return }
         if id >= idOffsets.count { idOffsets.append(contentsOf: repeatElement(0, count: id + 1 - idOffsets.count)) }
@@ -283,6 +283,12 @@ private struct Spill {
     /// While the analysis runs (`contiguous` reads), both are `drainBytes`: the buffers then
     /// count in the peak, next to the open connections (2 MiB of it with 3 MiB buffers).
     static let batchBytes = 2 << 20, runBytes = 1 << 20, drainBytes = 64 << 10, gapLimit = 8 << 10
+
+    /// The index entry of a line at `offset` (in `memory` or the file): `location`'s counterpart,
+    /// a length of 16 MiB or more standing for the one in `longLines`.
+    private static func entry(offset: Int, length: Int, inMemory: Bool) -> UInt64 {
+        (inMemory ? Self.inMemory : 0) | UInt64(offset) << lengthBits | min(UInt64(length), lengthMask)
+    }
 
     private func location(_ id: Int) -> (offset: Int, length: Int) {
         let entry = index[id]

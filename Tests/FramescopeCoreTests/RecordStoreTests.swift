@@ -81,7 +81,8 @@ import Glibc
             return (vector.filter { $0 & 1 != 0 }.count, vector.count)
         }
         let stride = MemoryLayout<Plain>.stride, all = 100_000 * stride
-        #expect(residentPages(from: 0, to: all).resident == residentPages(from: 0, to: all).pages)
+        let open = residentPages(from: 0, to: all)
+        #expect(open.resident == open.pages)
         for _ in 0..<99_000 { store.removeLast() }
         let kept = 1_000 * stride + RecordStore<Plain>.Block.releaseStep
         let tail = residentPages(from: kept, to: all)
