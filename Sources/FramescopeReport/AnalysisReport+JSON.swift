@@ -237,18 +237,6 @@ extension AnalysisReport.Distribution {
             w.field("p99", p99)
         }
     }
-
-    /// `Distribution(microseconds: h).write(to:)`, the seconds written from the microseconds
-    /// (`JSONWriter.decimal(_:scale:)`, the same text) without a `Double.description` each.
-    static func writeMicroseconds(_ h: QuantileHistogram, to w: inout JSONWriter) {
-        let p = points(h)
-        w.object { w in
-            w.field("max", units: p.max, scale: 6)
-            w.field("min", units: p.min, scale: 6)
-            w.field("p50", units: p.p50, scale: 6)
-            w.field("p99", units: p.p99, scale: 6)
-        }
-    }
 }
 
 extension AnalysisReport.Example {

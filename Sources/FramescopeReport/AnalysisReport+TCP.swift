@@ -123,30 +123,6 @@ extension AnalysisReport.TCPDirection {
     }
 }
 
-extension ConnectionAnalysis {
-    /// A direction's TCP figures in its JSON line, left out when there are none.
-    func writeTCP(_ d: Direction, to w: inout JSONWriter) {
-        let stats = summary[d], tcp = stats.tcp
-        guard tcp.ackRTT.count > 0 || tcp.duplicateAcks > 0 || tcp.zeroWindows > 0 || tcp.windowFull > 0 || stats.retransmissions > 0 else { return }
-        w.key("tcp")
-        w.object { w in
-            if tcp.ackRTT.count > 0 {
-                w.key("ackRTT")
-                w.object { w in
-                    w.field("count", tcp.ackRTT.count)
-                    w.field("max", units: Int64(tcp.ackRTT.maximum), scale: 9)  // nanoseconds as seconds
-                    w.field("min", units: Int64(tcp.ackRTT.minimum), scale: 9)
-                    w.field("sum", units: Int64(tcp.ackRTT.sum), scale: 9)
-                }
-            }
-            if tcp.duplicateAcks > 0 { w.field("duplicateAcks", tcp.duplicateAcks) }
-            if stats.retransmissions > 0 { w.field("retransmissions", stats.retransmissions) }
-            if tcp.windowFull > 0 { w.field("windowFull", tcp.windowFull) }
-            if tcp.zeroWindows > 0 { w.field("zeroWindows", tcp.zeroWindows) }
-        }
-    }
-}
-
 /// "0.052 ms", "3.1 ms", "1.20 s".
 func duration(_ s: Double) -> String {
     if s < 0.01 { return milliseconds(s) }

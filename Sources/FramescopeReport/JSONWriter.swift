@@ -28,6 +28,10 @@ public struct JSONWriter {
     private var lastKeys: [String?] = []
     #endif
     public private(set) var failed = false
+    /// The seconds of the last `epoch` written and their digits (`count` 0: none yet).
+    private var epochSeconds: (value: Int64, text: SIMD32<UInt8>, count: Int) = (0, SIMD32(), 0)
+    /// The last `recurringString` and its JSON (nil when it went out before it could be kept).
+    private var recurring: (text: String, json: [UInt8]?) = ("", nil)
 
     public init(fd: Int32, layout: Layout = .pretty) {
         self.fd = fd
@@ -214,12 +218,50 @@ public struct JSONWriter {
     }
     #endif
 
+    // MARK: Pieces
+
+    /// Text written as it is, none of it needing escapes: punctuation with the keys (`,"bytes":`),
+    /// for a value whose writer puts its own commas and brackets (a connection's line). Inlined,
+    /// a literal is a few word stores where `key` and `object` keep count of the members.
+    @inline(__always)
+    mutating func raw(_ text: StaticString) {
+        let count = text.utf8CodeUnitCount
+        guard text.hasPointerRepresentation, count <= 64 else { return append(text) }
+        if out.count &+ count > OutputBuffer.capacity { flush() }
+        copyShort(from: text.utf8Start, to: out.base + out.count, count: count)
+        out.count &+= count
+    }
+
+    /// One byte of punctuation, as `raw(_: StaticString)`.
+    @inline(__always)
+    mutating func raw(_ byte: UInt8) { put(byte) }
+
+    /// The object `field(_:counts:)` writes after its key: the counts in key order.
+    mutating func counts(_ counts: [String: Int]) {
+        object { w in
+            for (k, v) in counts.sorted(by: { $0.key < $1.key }) {
+                w.key(named: k)
+                w.int(v)
+            }
+        }
+    }
+
     // MARK: Values
 
     public mutating func string(_ value: String) {
         put(0x22)
         characters(of: value)
         put(0x22)
+    }
+
+    /// `string(value)` for a string most lines repeat (a connection's dissector): escaped once,
+    /// then copied while it comes again (an escape scan and a String's UTF-8 each time cost 400
+    /// instructions a line).
+    public mutating func recurringString(_ value: String) {
+        if value == recurring.text, let json = recurring.json { return json.withUnsafeBytes { put($0) } }
+        let start = position
+        string(value)
+        recurring = (value, unflushed(since: start).map { Array($0) })
     }
 
     /// `string(text + literal + String(number))`, without the String.
@@ -267,6 +309,7 @@ public struct JSONWriter {
     private mutating func int64(_ value: Int64) { decimal(value.magnitude, negative: value < 0) }
 
     /// Decimal digits straight into the buffer, no String in between.
+    @inline(__always)  // (into `int`: a call less per number of a connection's line)
     private mutating func decimal(_ magnitude: UInt64, negative: Bool) {
         if out.count + 21 > OutputBuffer.capacity { flush() }
         if negative { put(0x2D) }
@@ -305,18 +348,23 @@ public struct JSONWriter {
 
     /// A string of text written before (an endpoint's, from `Endpoint.write`) that needs no escaping.
     public mutating func plainString(_ text: UnsafeRawBufferPointer) {
-        // As `hex`: the fast path checks for the text's room in the buffer, so longer text (no
-        // endpoint's is) goes through `put`, which writes past the buffer.
-        guard text.count + 2 <= OutputBuffer.capacity else {
+        // As `hex`: longer text than the buffer holds (no endpoint's is) goes through `put`.
+        guard let source = text.baseAddress, text.count + 2 <= OutputBuffer.capacity else {
             put(0x22)
             put(text)
             return put(0x22)
         }
-        plainString(capacity: text.count) { out, at in
-            guard let source = text.baseAddress else { return at }
-            UnsafeMutableRawPointer(out.baseAddress! + at).copyMemory(from: source, byteCount: text.count)
-            return at + text.count
+        if out.count &+ text.count &+ 2 > OutputBuffer.capacity { flush() }
+        let at = out.base + out.count
+        at[0] = 0x22
+        // Word copies for an endpoint's few bytes: a call to memcpy costs more than the copy.
+        if text.count <= 64 {
+            copyShort(from: source.assumingMemoryBound(to: UInt8.self), to: at + 1, count: text.count)
+        } else {
+            UnsafeMutableRawPointer(at + 1).copyMemory(from: source, byteCount: text.count)
         }
+        at[text.count &+ 1] = 0x22
+        out.count &+= text.count &+ 2
     }
 
     /// Bytes in lower-case hex, separated by spaces (`hex(bytes)`), without the String.
@@ -325,9 +373,45 @@ public struct JSONWriter {
         plainString(capacity: 3 * bytes.count) { writeHex(bytes, into: $0, at: $1) }
     }
 
-    /// `string(time.epochString)`, without the String.
+    /// `string(time.epochString)`, without the String. A capture's times share their seconds from
+    /// line to line: the last seconds' digits are kept and copied (a connection's line has two
+    /// or three times; their digits were a twentieth of the listing).
     public mutating func epoch(_ time: Timestamp) {
-        plainString(capacity: 32) { time.writeEpoch(into: $0, at: $1) }
+        let parts = time.nanoseconds.quotientAndRemainder(dividingBy: 1_000_000_000)
+        let seconds = parts.remainder < 0 ? parts.quotient - 1 : parts.quotient
+        let nanoseconds = parts.remainder < 0 ? parts.remainder + 1_000_000_000 : parts.remainder
+        if out.count &+ 64 > OutputBuffer.capacity { flush() }
+        var at = out.base + out.count
+        at[0] = 0x22
+        at += 1
+        if seconds != epochSeconds.value || epochSeconds.count == 0 {
+            // (`writeEpoch` writes `-` and the magnitude; the digits of -1 s are "-1".)
+            var text = SIMD32<UInt8>()
+            let count = withUnsafeMutableBytes(of: &text) { raw in
+                let digits = raw.bindMemory(to: UInt8.self)
+                var n = 0
+                if seconds < 0 {
+                    digits[0] = 0x2D
+                    n = 1
+                }
+                return writeDecimal(seconds.magnitude, into: digits, at: n)
+            }
+            epochSeconds = (seconds, text, count)
+        }
+        // 32 bytes stored, `count` of them kept: the room asked for above covers the rest.
+        UnsafeMutableRawPointer(at).storeBytes(of: epochSeconds.text, as: SIMD32<UInt8>.self)
+        at += epochSeconds.count
+        at[0] = 0x2E
+        // Nine digits, the nanoseconds zero-padded: four pairs and the first.
+        var v = Int(truncatingIfNeeded: nanoseconds)
+        for i in stride(from: 8, to: 0, by: -2) {
+            let q = v / 100
+            writePair(v &- q &* 100, at: at + i)
+            v = q
+        }
+        at[1] = 0x30 &+ UInt8(truncatingIfNeeded: v)
+        at[10] = 0x22
+        out.count = at + 11 - out.base
     }
 
     /// `double(Double(units) / 10^scale)` — e.g. nanoseconds as seconds — written digit by digit
@@ -340,39 +424,42 @@ public struct JSONWriter {
         let magnitude = units.magnitude
         guard magnitude < 1_000_000_000_000_000 else { return double(Double(units) / Double(powerOfTen(scale))) }
         guard magnitude != 0 else { return put(0x30) }
-        if out.count + 48 > OutputBuffer.capacity { flush() }
-        if units < 0 { put(0x2D) }
+        if out.count &+ 48 > OutputBuffer.capacity { flush() }
+        var text = out.base + out.count
+        if units < 0 {
+            text[0] = 0x2D
+            text += 1
+        }
         // The digits are written once, where the text wants most of them, and the point put in
-        // after (a division per trailing zero, a digit count and copies cost twice as much).
-        let text = out.base + out.count, room = UnsafeMutableBufferPointer(start: text, count: 40)
-        let count = decimalDigits(magnitude), whole = count - scale  // digits before the point (none when ≤ 0)
+        // after (a division per trailing zero, a call and a copy cost twice as much: a
+        // direction's round trips write six of these).
+        let count = decimalDigits(magnitude), whole = count &- scale  // digits before the point (none when ≤ 0)
         var n: Int
-        if magnitude &* 10_000 < powerOfTen(scale) {  // below 1e-4: d.ddde-XX, as Swift writes it
-            _ = writeDecimal(magnitude, into: room, at: 1)  // at 1...count; the first moves left of the point
+        if count &+ 4 <= scale {  // below 1e-4: d.ddde-XX, as Swift writes it
+            writeDigits(magnitude, endingAt: text + (count &+ 1))  // at 1...count; the first moves left of the point
             text[0] = text[1]
             var last = count
-            while text[last] == 0x30 { last -= 1 }
+            while text[last] == 0x30 { last &-= 1 }  // (text[1], the first digit, is not 0)
             text[1] = 0x2E
-            n = last > 1 ? last + 1 : 1
-            let exponent = scale - count + 1
+            n = last > 1 ? last &+ 1 : 1
+            let exponent = scale &- count &+ 1
             text[n] = 0x65
-            text[n + 1] = 0x2D
-            text[n + 2] = 0x30 &+ UInt8(truncatingIfNeeded: exponent / 10)
-            text[n + 3] = 0x30 &+ UInt8(truncatingIfNeeded: exponent % 10)
-            n += 4
+            text[n &+ 1] = 0x2D
+            writePair(exponent, at: text + (n &+ 2))
+            n &+= 4
         } else if whole > 0 {
-            _ = writeDecimal(magnitude, into: room, at: 0)
+            writeDigits(magnitude, endingAt: text + count)
             var last = count
-            while last > whole && text[last - 1] == 0x30 { last -= 1 }
+            while last > whole && text[last &- 1] == 0x30 { last &-= 1 }
             n = whole  // a whole number when no fraction digit is left
             if last > whole {  // the fraction's digits one to the right, for the point
                 var i = last
                 while i > whole {
-                    text[i] = text[i - 1]
-                    i -= 1
+                    text[i] = text[i &- 1]
+                    i &-= 1
                 }
                 text[whole] = 0x2E
-                n = last + 1
+                n = last &+ 1
             }
         } else {  // 0.000ddd
             text[0] = 0x30
@@ -380,12 +467,13 @@ public struct JSONWriter {
             n = 2
             for _ in 0 ..< -whole {
                 text[n] = 0x30
-                n += 1
+                n &+= 1
             }
-            n = writeDecimal(magnitude, into: room, at: n)
-            while text[n - 1] == 0x30 { n -= 1 }
+            n &+= count
+            writeDigits(magnitude, endingAt: text + n)
+            while text[n &- 1] == 0x30 { n &-= 1 }
         }
-        out.count += n
+        out.count = text + n - out.base
     }
 
     public mutating func bool(_ value: Bool) { append(value ? "true" as StaticString : "false") }
@@ -397,15 +485,6 @@ public struct JSONWriter {
     public mutating func field(_ key: StaticString, _ value: String) {
         self.key(key)
         string(value)
-    }
-
-    /// A literal value that needs no escaping (a name from a fixed set), without the escape scan
-    /// a `String` gets.
-    public mutating func field(_ key: StaticString, literal value: StaticString) {
-        self.key(key)
-        put(0x22)
-        append(value)
-        put(0x22)
     }
 
     public mutating func field(_ key: StaticString, _ value: String?) {
@@ -433,12 +512,6 @@ public struct JSONWriter {
         double(value)
     }
 
-    /// `field(key, Double(units) / 10^scale)`, written exactly so without `Double.description`.
-    public mutating func field(_ key: StaticString, units: Int64, scale: Int) {
-        self.key(key)
-        decimal(units, scale: scale)
-    }
-
     public mutating func field(_ key: StaticString, _ value: Endpoint) {
         self.key(key)
         endpoint(value)
@@ -461,12 +534,7 @@ public struct JSONWriter {
 
     public mutating func field(_ key: StaticString, counts: [String: Int]) {
         self.key(key)
-        object { w in
-            for (k, v) in counts.sorted(by: { $0.key < $1.key }) {
-                w.key(named: k)
-                w.int(v)
-            }
-        }
+        self.counts(counts)
     }
 
     /// Writes what is buffered; call once at the end.
@@ -553,7 +621,11 @@ public struct JSONWriter {
             flush()
             if bytes.count > OutputBuffer.capacity { return writeAll(bytes) }
         }
-        UnsafeMutableRawPointer(out.base + out.count).copyMemory(from: source, byteCount: bytes.count)
+        if bytes.count <= 32 {  // a literal's few bytes: word copies, no call
+            copyShort(from: source.assumingMemoryBound(to: UInt8.self), to: out.base + out.count, count: bytes.count)
+        } else {
+            UnsafeMutableRawPointer(out.base + out.count).copyMemory(from: source, byteCount: bytes.count)
+        }
         out.count += bytes.count
     }
 
@@ -576,22 +648,65 @@ public struct JSONWriter {
     }
 }
 
-/// Copies a few bytes (a key) with overlapping word loads and stores: no loop over bytes, no call.
+/// `value`'s digits, the last at `end - 1`.
+@inline(__always)
+private func writeDigits(_ value: UInt64, endingAt end: UnsafeMutablePointer<UInt8>) {
+    var at = end, v = value
+    while v >= 100 {
+        let q = v / 100
+        at -= 2
+        writePair(Int(truncatingIfNeeded: v &- q &* 100), at: at)
+        v = q
+    }
+    if v >= 10 {
+        writePair(Int(truncatingIfNeeded: v), at: at - 2)
+    } else {
+        at[-1] = 0x30 &+ UInt8(truncatingIfNeeded: v)
+    }
+}
+
+/// The two digits of `n` (0...99) at `at`: one load from a table and one store (dividing by 10
+/// took a dozen instructions).
+@inline(__always)
+private func writePair(_ n: Int, at: UnsafeMutablePointer<UInt8>) {
+    let pair = UnsafeRawPointer(digitPairs.utf8Start).loadUnaligned(fromByteOffset: n &* 2, as: UInt16.self)
+    UnsafeMutableRawPointer(at).storeBytes(of: pair, as: UInt16.self)
+}
+
+/// "00" to "99": the two digits of `n` at `2 n`.
+private var digitPairs: StaticString {
+    "00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899"
+}
+
+/// Copies a few bytes (a key, an endpoint) with two overlapping loads and stores of the widest
+/// size that fits: no loop over bytes, no call (a loop, vectorized with its run-time checks,
+/// cost 60 instructions for an endpoint's 14 bytes).
 @inline(__always)
 private func copyShort(from source: UnsafePointer<UInt8>, to target: UnsafeMutablePointer<UInt8>, count: Int) {
     let from = UnsafeRawPointer(source), to = UnsafeMutableRawPointer(target)
-    if count >= 8 {
+    func pair<T>(_: T.Type) {  // the first and the last `MemoryLayout<T>.size` bytes
+        to.storeBytes(of: from.loadUnaligned(as: T.self), as: T.self)
+        to.storeBytes(of: from.loadUnaligned(fromByteOffset: count &- MemoryLayout<T>.size, as: T.self), toByteOffset: count &- MemoryLayout<T>.size, as: T.self)
+    }
+    if count >= 16 {
         var i = 0
-        while i &+ 8 < count {
-            to.storeBytes(of: from.loadUnaligned(fromByteOffset: i, as: UInt64.self), toByteOffset: i, as: UInt64.self)
-            i &+= 8
+        while i &+ 32 < count {
+            to.storeBytes(of: from.loadUnaligned(fromByteOffset: i, as: SIMD16<UInt8>.self), toByteOffset: i, as: SIMD16<UInt8>.self)
+            i &+= 16
         }
-        to.storeBytes(of: from.loadUnaligned(fromByteOffset: count &- 8, as: UInt64.self), toByteOffset: count &- 8, as: UInt64.self)
+        if i &+ 16 < count {
+            to.storeBytes(of: from.loadUnaligned(fromByteOffset: i, as: SIMD16<UInt8>.self), toByteOffset: i, as: SIMD16<UInt8>.self)
+        }
+        let last = count &- 16
+        to.storeBytes(of: from.loadUnaligned(fromByteOffset: last, as: SIMD16<UInt8>.self), toByteOffset: last, as: SIMD16<UInt8>.self)
+    } else if count >= 8 {
+        pair(UInt64.self)
     } else if count >= 4 {
-        to.storeBytes(of: from.loadUnaligned(as: UInt32.self), as: UInt32.self)
-        to.storeBytes(of: from.loadUnaligned(fromByteOffset: count &- 4, as: UInt32.self), toByteOffset: count &- 4, as: UInt32.self)
-    } else {
-        for i in 0..<count { target[i] = source[i] }
+        pair(UInt32.self)
+    } else if count > 0 {
+        target[0] = source[0]
+        target[count >> 1] = source[count >> 1]
+        target[count &- 1] = source[count &- 1]
     }
 }
 

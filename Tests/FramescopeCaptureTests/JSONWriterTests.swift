@@ -24,8 +24,13 @@ import Testing
     @Test func connectionEndLiteralsAreTheirRawValues() throws {
         for end in [ConnectionEnd.fin, .halfClosed, .rst, .open] {
             #expect(end.literal.description == end.rawValue)
-            #expect(try written { $0.object { $0.field("end", literal: end.literal) } } == "{\"end\":\"\(end.rawValue)\"}")
+            #expect(try written { $0.raw(end.literal) } == end.rawValue)
         }
+    }
+
+    /// A split cause's key in a connection's line is its name's: `"mss":`.
+    @Test func splitCauseKeysAreTheirNames() {
+        for cause in SplitCause.allCases { #expect(cause.jsonKey.description == "\"\(cause.description)\":") }
     }
 
     /// Bytes in hex and a string with a number after it are written as the Strings they stand in
@@ -42,10 +47,51 @@ import Testing
     /// Text written before (an endpoint's) reads as the same String written with escaping would,
     /// whatever its length: beside other output, filling the buffer, and longer than the buffer.
     @Test func plainTextReadsAsItsStringAtAnyLength() throws {
-        for length in [0, 21, 65_533, 65_534, 65_535, 200_000] {
+        for length in [0, 1, 3, 4, 7, 8, 9, 15, 16, 17, 21, 33, 63, 64, 65, 65_533, 65_534, 65_535, 200_000] {
             let text = [UInt8]((0..<length).map { UInt8(0x61 + $0 % 26) })
             let expected = try written { w in w.array { w in w.member { $0.int(7) }; w.member { $0.string(String(decoding: text, as: UTF8.self)) } } }
             #expect(try written { w in w.array { w in w.member { $0.int(7) }; w.member { w in text.withUnsafeBytes { w.plainString($0) } } } } == expected, "\(length) bytes")
+        }
+    }
+
+    /// Epoch times read as their `epochString`s: seconds repeated (the kept digits), changed,
+    /// negative, zero, the extremes, and near the end of the buffer.
+    @Test func epochTimesReadAsTheirStrings() throws {
+        let edges: [Int64] = [
+            1_700_000_000_000_000_000, 1_700_000_000_000_000_001, 1_700_000_000_999_999_999, 1_700_000_001_000_000_000, 0, 1, -1, -1_000_000_000,
+            -1_000_000_001, 999_999_999, .max, .min, 1_700_000_001_500_000_000,
+        ]
+        var times = edges.map { Timestamp(nanoseconds: $0) }
+        var state: UInt64 = 9  // a linear congruential sequence: the same times every run
+        for _ in 0..<2_000 {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            times.append(Timestamp(nanoseconds: 1_700_000_000_000_000_000 + Int64((state >> 20) % 5_000_000_000)))
+        }
+        for padding in [0, 65_536 - 30] {
+            let filler = String(repeating: "x", count: padding)
+            let fast = try written { w in w.array { w in w.member { $0.string(filler) }; for t in times { w.member { $0.epoch(t) } } } }
+            let slow = try written { w in w.array { w in w.member { $0.string(filler) }; for t in times { w.member { $0.string(t.epochString) } } } }
+            #expect(fast == slow)
+        }
+    }
+
+    /// A string many lines repeat reads as the string written each time: repeated, alternating,
+    /// escaped, empty, and first written across a flush (then not kept, and written again).
+    @Test func recurringStringsReadAsTheirStrings() throws {
+        let names = ["varint", "varint", "lines", "varint", "a \"quoted\"\n name", "a \"quoted\"\n name", "", "", String(repeating: "long ", count: 40)]
+        for padding in [0, 65_536 - 20] {  // the buffer nearly full before the first
+            let filler = String(repeating: "x", count: padding)
+            func lines(_ recurring: Bool) throws -> String {
+                try written { w in
+                    w.array { w in
+                        w.member { $0.string(filler) }
+                        for _ in 0..<3 {
+                            for name in names { w.member { w in recurring ? w.recurringString(name) : w.string(name) } }
+                        }
+                    }
+                }
+            }
+            #expect(try lines(true) == lines(false))
         }
     }
 

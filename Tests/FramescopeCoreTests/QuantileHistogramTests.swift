@@ -39,7 +39,9 @@ import Testing
                     let expected = min(max(lowerBound(values[rank - 1], bits: bits), values[0]), values[size - 1])
                     #expect(h.quantile(q) == expected, "bits \(bits), \(size) values, q \(q)")
                 }
-                #expect(h.powerOfTwoBins.reduce(0) { $0 + $1.count } == size)
+                // Every value under the largest power of two at or below it, in order, none empty.
+                let bins = Dictionary(grouping: values) { $0 == 0 ? 0 : Int64(1) << (63 - $0.leadingZeroBitCount) }
+                #expect(h.powerOfTwoBins.map { [$0.lower, Int64($0.count)] } == bins.keys.sorted().map { [$0, Int64(bins[$0]!.count)] })
                 first.merge(second)
                 #expect(first == h, "bits \(bits), \(size) values: merged halves")
             }
