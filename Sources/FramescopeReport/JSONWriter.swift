@@ -311,14 +311,20 @@ public struct JSONWriter {
     /// Decimal digits straight into the buffer, no String in between.
     @inline(__always)  // (into `int`: a call less per number of a connection's line)
     private mutating func decimal(_ magnitude: UInt64, negative: Bool) {
-        if out.count + 21 > OutputBuffer.capacity { flush() }
-        if negative { put(0x2D) }
-        if magnitude < 10 {  // most counts of a connection's line: no call
-            out.base[out.count] = 0x30 &+ UInt8(truncatingIfNeeded: magnitude)
-            out.count &+= 1
-            return
+        if out.count &+ 21 > OutputBuffer.capacity { flush() }
+        var at = out.base + out.count
+        if negative {
+            at[0] = 0x2D
+            at += 1
         }
-        out.count = writeDecimal(magnitude, into: UnsafeMutableBufferPointer(start: out.base, count: OutputBuffer.capacity), at: out.count)
+        if magnitude < 10 {  // most counts of a connection's line: one store
+            at[0] = 0x30 &+ UInt8(truncatingIfNeeded: magnitude)
+            at += 1
+        } else {  // the digits' count first, then pairs of them backwards from the table
+            at += decimalDigits(magnitude)
+            writeDigits(magnitude, endingAt: at)
+        }
+        out.count = at - out.base
     }
 
     public mutating func double(_ value: Double) {
