@@ -150,7 +150,7 @@ extension ConnectionAnalysis {
         w.raw(0x7D)
     }
 
-    static let causesByName = SplitCause.allCases.sorted { $0.description < $1.description }
+    private static let causesByName = SplitCause.allCases.sorted { $0.description < $1.description }
 
     /// The reasons counted, in name order, as `field(_:counts:)` writes their dictionary, without
     /// building it (two dictionaries and a sort per direction with invalid bodies: a third of
