@@ -672,7 +672,9 @@ private func writePair(_ n: Int, at: UnsafeMutablePointer<UInt8>) {
     UnsafeMutableRawPointer(at).storeBytes(of: pair, as: UInt16.self)
 }
 
-/// "00" to "99": the two digits of `n` at `2 n`.
+/// "00" to "99": the two digits of `n` at `2 n`. The report module's own, beside Core's
+/// `writeDecimal` and its table: a build calling Core's digit writers (made inlinable) from here
+/// listed varint-50k in 365.2 M instructions against 354.7 M (callgrind; it changed `epoch` too).
 private var digitPairs: StaticString {
     "00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899"
 }
