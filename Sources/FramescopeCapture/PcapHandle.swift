@@ -20,7 +20,7 @@ final class PcapHandle {
     private var snapshot: Int64 = 0
 
     /// The stdio buffer libpcap reads a file through (`readBufferSize`), freed after the handle.
-    private var readBuffer: UnsafeMutableRawPointer?
+    private let readBuffer: UnsafeMutableRawPointer?
 
     private init(handle: OpaquePointer, path: String, readBuffer: UnsafeMutableRawPointer? = nil) {
         self.handle = handle
