@@ -24,6 +24,9 @@ public struct CaptureReader {
     public var filter: PacketFilter?
     /// Stop after this many packets that pass the filter (tcpdump's `-c`).
     public var packetLimit: Int?
+    /// Asked before each packet: true ends the reading there (a pass that has what it came for
+    /// need not read the rest of a large capture).
+    public var isDone: (() -> Bool)?
     public private(set) var files: [CaptureFileSummary] = []
     /// Called now and then with (file index, bytes read so far) for progress display.
     public var progress: ((Int, Int64) -> Void)?
@@ -56,7 +59,7 @@ public struct CaptureReader {
         }
     }
 
-    private var limitReached: Bool { packetLimit.map { accepted >= $0 } ?? false }
+    private var limitReached: Bool { packetLimit.map { accepted >= $0 } ?? false || isDone?() == true }
 
     private mutating func readFile(
         _ path: String, number: Int, summary: inout CaptureFileSummary,

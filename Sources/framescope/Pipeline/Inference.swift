@@ -30,11 +30,18 @@ func inferDissectors(input: InputOptions, limits: LimitOptions, minimumEvidence:
 }
 
 /// A second pass over the files that keeps the first bytes of streams (for `auto`, and for the
-/// SPECs next to a failing one).
+/// SPECs next to a failing one), up to where the directions the sampler awaits are settled:
+/// a capture cut off in mid-message has its last messages open, and the pass for their SPEC
+/// suggestions once read all of it again (a 500 MB prefix of varint-1g: as long as the analysis).
 func sampleStreams(_ sampler: InferenceSampler, input: InputOptions, limits: LimitOptions, packetLimit: Int?) throws -> InferenceSampler {
     var table = FlowTable(sink: sampler, options: limits.reassembly)
     var reader = CaptureReader(paths: input.files, filter: try input.packetFilter(), packetLimit: packetLimit)
-    reader.read { info, bytes in table.process(bytes, info: info) }
+    var settled = false
+    reader.isDone = { settled }
+    reader.read { info, bytes in
+        table.process(bytes, info: info)
+        settled = table.sink.isSettled
+    }
     table.finish()
     return table.sink
 }

@@ -14,7 +14,9 @@ func suggestSpecs(
         return (c.analysis, c.direction, d)
     }
     guard !targets.isEmpty else { return [] }
-    let sampler = InferenceSampler(bytesPerDirection: 256 << 10, directions: 16, only: Set(targets.map { $0.analysis.summary.info.id }))
+    let sampler = InferenceSampler(
+        bytesPerDirection: 256 << 10, directions: 16, only: Set(targets.map { $0.analysis.summary.info.id }),
+        awaiting: targets.map { ($0.analysis.summary.info.id, $0.direction) })
     let samples = try sampleStreams(sampler, input: input, limits: limits, packetLimit: input.count).samples
     return targets.compactMap { target in
         let id = target.analysis.summary.info.id

@@ -8,6 +8,10 @@ public struct InferenceSampler: StreamSink {
     public let totalBytes: Int
     /// Only these connections' directions, when given.
     let only: Set<ConnectionID>?
+    /// The directions `isSettled` waits for (`connection << 1 | direction`), until each one's
+    /// sample is fixed: cut (full, or at a gap), never to start, or its connection closed.
+    private var awaited: Set<Int>
+    private let awaits: Bool
 
     /// A connection's samples while it is open.
     public struct Sampling {
@@ -25,11 +29,28 @@ public struct InferenceSampler: StreamSink {
     private var started = 0
     private var kept = 0
 
-    public init(bytesPerDirection: Int = 256 << 10, directions: Int = 64, totalBytes: Int = 8 << 20, only connections: Set<ConnectionID>? = nil) {
+    /// - Parameter awaiting: directions whose samples `isSettled` waits for.
+    public init(
+        bytesPerDirection: Int = 256 << 10, directions: Int = 64, totalBytes: Int = 8 << 20, only connections: Set<ConnectionID>? = nil,
+        awaiting: [(connection: ConnectionID, direction: Direction)] = []
+    ) {
         self.bytesPerDirection = bytesPerDirection
         self.directions = directions
         self.totalBytes = totalBytes
         only = connections
+        awaited = Set(awaiting.map { Self.key($0.connection, $0.direction) })
+        awaits = !awaiting.isEmpty
+    }
+
+    /// Whether every awaited direction's sample is what reading to the end would leave (none
+    /// awaited: never): a pass for a few connections' samples can stop there. Samples and
+    /// budgets only fill in capture order, so what later packets would change is none of theirs.
+    public var isSettled: Bool { awaits && awaited.isEmpty }
+
+    private static func key(_ connection: ConnectionID, _ d: Direction) -> Int { connection.rawValue << 1 | d.rawValue }
+
+    private mutating func settle(_ connection: ConnectionID, _ d: Direction) {
+        if awaits { awaited.remove(Self.key(connection, d)) }
     }
 
     public mutating func connectionOpened(_ connection: ConnectionInfo) -> Sampling {
@@ -40,7 +61,8 @@ public struct InferenceSampler: StreamSink {
         let d = chunk.direction
         guard state.sampled, !state.cut[d] else { return }
         if state.samples[d] == nil {
-            guard started < directions, kept < totalBytes, chunk.capturedOffset == 0 else { return }
+            // Not now, never: the counts only grow, and later chunks lie further on.
+            guard started < directions, kept < totalBytes, chunk.capturedOffset == 0 else { return settle(chunk.connection, d) }
             started += 1
             state.samples[d] = FramingInference.Sample(
                 bytes: [], segmentStarts: [], complete: false, midStream: chunk.midStream, connection: chunk.connection.rawValue, direction: d)
@@ -52,17 +74,22 @@ public struct InferenceSampler: StreamSink {
         let taken = min(room, chunk.bytes.count)
         state.samples[d]?.bytes.append(contentsOf: chunk.bytes.prefix(taken))
         kept += taken
-        if room <= chunk.bytes.count { state.cut[d] = true }
+        if room <= chunk.bytes.count {
+            state.cut[d] = true
+            settle(chunk.connection, d)
+        }
     }
 
     public mutating func gap(_ gap: StreamGap, state: inout Sampling) {
         state.cut[gap.direction] = true
+        settle(gap.connection, gap.direction)
     }
 
     /// A direction that ended (FIN) within its sample is whole: its end must be a frame boundary.
     public mutating func connectionClosed(_ summary: ConnectionSummary, state: consuming Sampling) {
         let state = state
         for d in Direction.allCases {
+            settle(summary.info.id, d)
             guard var sample = state.samples[d] else { continue }
             sample.complete = summary[d].finSeen && !state.cut[d]
             finished.append((state.serverPort, sample))
