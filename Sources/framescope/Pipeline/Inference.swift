@@ -2,6 +2,7 @@ import ArgumentParser
 import FramescopeCapture
 import FramescopeCore
 import FramescopeReport
+import Synchronization
 
 /// A sampling pass over the first packets, then per server port what inference says of the
 /// framing (`--dissector auto`, `framescope infer`).
@@ -33,14 +34,24 @@ func inferDissectors(input: InputOptions, limits: LimitOptions, minimumEvidence:
 /// SPECs next to a failing one), up to where the directions the sampler awaits are settled:
 /// a capture cut off in mid-message has its last messages open, and the pass for their SPEC
 /// suggestions once read all of it again (a 500 MB prefix of varint-1g: as long as the analysis).
+/// With `--threads` past 1, libpcap reads and decodes on a second thread, as for the analysis.
 func sampleStreams(_ sampler: InferenceSampler, input: InputOptions, limits: LimitOptions, packetLimit: Int?) throws -> InferenceSampler {
     var table = FlowTable(sink: sampler, options: limits.reassembly)
     var reader = CaptureReader(paths: input.files, filter: try input.packetFilter(), packetLimit: packetLimit)
-    var settled = false
-    reader.isDone = { settled }
-    reader.read { info, bytes in
-        table.process(bytes, info: info)
-        settled = table.sink.isSettled
+    // Set by the sampling, read by the reading thread: packets it reads past the moment change
+    // no settled sample.
+    let settled = Atomic<Bool>(false)
+    reader.isDone = { settled.load(ordering: .relaxed) }
+    if input.threads > 1 {
+        reader.readDecodedConcurrently { info, packet in
+            table.process(packet, info: info)
+            if table.sink.isSettled { settled.store(true, ordering: .relaxed) }
+        }
+    } else {
+        reader.read { info, bytes in
+            table.process(bytes, info: info)
+            if table.sink.isSettled { settled.store(true, ordering: .relaxed) }
+        }
     }
     table.finish()
     return table.sink
