@@ -9,9 +9,9 @@ public struct InferenceSampler: StreamSink {
     /// Only these connections' directions, when given.
     let only: Set<ConnectionID>?
     /// The directions `isSettled` waits for (`connection << 1 | direction`), until each one's
-    /// sample is fixed: cut (full, or at a gap), never to start, or its connection closed.
-    private var awaited: Set<Int>
-    private let awaits: Bool
+    /// sample is fixed: cut (full, or at a gap), never to start, or its connection closed (nil:
+    /// none awaited).
+    private var awaited: Set<Int>?
 
     /// A connection's samples while it is open.
     public struct Sampling {
@@ -38,19 +38,18 @@ public struct InferenceSampler: StreamSink {
         self.directions = directions
         self.totalBytes = totalBytes
         only = connections
-        awaited = Set(awaiting.map { Self.key($0.connection, $0.direction) })
-        awaits = !awaiting.isEmpty
+        awaited = awaiting.isEmpty ? nil : Set(awaiting.map { Self.key($0.connection, $0.direction) })
     }
 
     /// Whether every awaited direction's sample is what reading to the end would leave (none
     /// awaited: never): a pass for a few connections' samples can stop there. Samples and
     /// budgets only fill in capture order, so what later packets would change is none of theirs.
-    public var isSettled: Bool { awaits && awaited.isEmpty }
+    public var isSettled: Bool { awaited?.isEmpty == true }
 
     private static func key(_ connection: ConnectionID, _ d: Direction) -> Int { connection.rawValue << 1 | d.rawValue }
 
     private mutating func settle(_ connection: ConnectionID, _ d: Direction) {
-        if awaits { awaited.remove(Self.key(connection, d)) }
+        awaited?.remove(Self.key(connection, d))
     }
 
     public mutating func connectionOpened(_ connection: ConnectionInfo) -> Sampling {
