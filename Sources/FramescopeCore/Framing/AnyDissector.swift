@@ -38,12 +38,40 @@ public enum AnyDissector: FrameDissector, Sendable, Hashable {
 }
 
 /// A dissector shared by reference: every direction framed by one SPEC reads the same one.
-final class SharedDissector: Sendable {
+/// Unchecked: `lengthField` is written once, in `init`.
+final class SharedDissector: @unchecked Sendable {
     let dissector: AnyDissector
+    /// A length-field dissector once more, in memory of its own, where it is read in place: the
+    /// enum's `switch` copies its 200 bytes out to decode with them, once a frame (a tenth of
+    /// framing a message with a varint length).
+    private let lengthField: UnsafeMutablePointer<LengthFieldDissector>?
     /// Measured the first time recovery needs it: most SPECs never recover.
     private let measuredEvidence = Mutex<BoundaryEvidence?>(nil)
 
-    init(_ dissector: AnyDissector) { self.dissector = dissector }
+    init(_ dissector: AnyDissector) {
+        self.dissector = dissector
+        if case .lengthField(let d) = dissector {
+            lengthField = .allocate(capacity: 1)
+            lengthField!.initialize(to: d)
+        } else {
+            lengthField = nil
+        }
+    }
+
+    deinit {
+        lengthField?.deinitialize(count: 1)
+        lengthField?.deallocate()
+    }
+
+    /// `dissector.decode`.
+    @inline(__always)
+    func decode(_ bytes: UnsafeRawBufferPointer, consumed: Int, atStreamStart: inout Bool) -> DecodeStep {
+        if let lengthField { return lengthField.pointee.decode(bytes, consumed: consumed, atStreamStart: &atStreamStart) }
+        return dissector.decode(bytes, consumed: consumed, atStreamStart: &atStreamStart)
+    }
+
+    /// `dissector.headerLength`.
+    var headerLength: Int { lengthField?.pointee.headerLength ?? dissector.headerLength }
 
     /// What a decoded frame says about a frame start, for recovery.
     var evidence: BoundaryEvidence {

@@ -77,14 +77,14 @@ struct FrameCutter {
             phase = .header
             let available = bytes.count - i
             if header.isEmpty {
-                let step = shared.dissector.decode(bytes.dropFirst(i), consumed: consumed, atStreamStart: &atStreamStart)
+                let step = shared.decode(bytes.dropFirst(i), consumed: consumed, atStreamStart: &atStreamStart)
                 return decide(step, buffered: 0, taken: available, bytes, at: i)
             }
-            let buffered = header.count, headerLength = shared.dissector.headerLength
+            let buffered = header.count, headerLength = shared.headerLength
             let room = headerLength == .max ? available : max(0, headerLength - buffered)
             let taken = min(available, room)
             header.append(contentsOf: bytes[i..<(i + taken)])
-            let step = header.withUnsafeBytes { shared.dissector.decode($0, consumed: consumed, atStreamStart: &atStreamStart) }
+            let step = header.withUnsafeBytes { shared.decode($0, consumed: consumed, atStreamStart: &atStreamStart) }
             return decide(step, buffered: buffered, taken: taken, bytes, at: i)
         case .decided(let remaining, _):
             if !header.isEmpty { header.removeAll(keepingCapacity: true) }
