@@ -38,4 +38,18 @@ import Testing
         #expect((0..<500).allSatisfy { index.find(key($0)) { _ in false } == nil })
         #expect((0..<500).allSatisfy { i in index.find(key(i)) { keyAt[$0]! == key(i) } == i })
     }
+
+    /// The hash a segment carries (made where it is decoded, on the reading thread) is its
+    /// key's, whichever way the segment goes: the flow table looks its connection up by it.
+    @Test func aSegmentCarriesItsKeysHashBothWays() {
+        let v6 = IPAddress(high: 0x2001_0DB8_0000_0000, low: 1)
+        for i in 0..<300 {
+            let client = Endpoint(address: i % 2 == 0 ? IPAddress(ipv4: UInt32(0x0A00_0000 + i)) : v6, port: UInt16(40000 + i))
+            let server = Endpoint(address: IPAddress(ipv4: 0x0A00_00FF), port: UInt16(i % 7 == 0 ? 40000 + i : 9000))
+            let there = TCPSegment(source: client, destination: server, sequence: 1, flags: .ack, payload: UnsafeRawBufferPointer(start: nil, count: 0))
+            let back = TCPSegment(source: server, destination: client, sequence: 1, flags: .ack, payload: UnsafeRawBufferPointer(start: nil, count: 0))
+            #expect(there.connectionHash == FlowKey(client, server).mixedHash)
+            #expect(back.connectionHash == there.connectionHash)
+        }
+    }
 }

@@ -12,8 +12,13 @@ public struct TCPFlags: OptionSet, Hashable, Sendable {
 
 /// One decoded TCP segment. `payload` borrows the packet's bytes: valid only while the packet is.
 public struct TCPSegment {
-    public var source: Endpoint
-    public var destination: Endpoint
+    public let source: Endpoint
+    public let destination: Endpoint
+    /// The same value for both directions of a connection (`FlowKey.mixedHash`): what the flow
+    /// table looks the connection up by, and work is divided or shed by, so that a connection
+    /// is kept or let go whole. Computed with the segment, where it is decoded: on the reading
+    /// thread at `--threads` past 1, not on the analysis thread that bounds the run.
+    public let connectionHash: UInt64
     public var sequence: UInt32
     public var acknowledgment: UInt32
     public var flags: TCPFlags
@@ -36,6 +41,7 @@ public struct TCPSegment {
     ) {
         self.source = source
         self.destination = destination
+        connectionHash = FlowKey(source, destination).mixedHash
         self.sequence = sequence
         self.acknowledgment = acknowledgment
         self.flags = flags

@@ -86,10 +86,10 @@ public enum FinalizeReason: String, Sendable {
     /// Computed, not stored: the index compares it only on a hash match.
     @usableFromInline var key: FlowKey { FlowKey(info.client, info.server) }
 
-    /// Whether `key` is this connection's 4-tuple (without building its own key).
+    /// Whether a segment from `source` to `destination` is this connection's (either way).
     @inline(__always)
-    func has(_ key: FlowKey) -> Bool {
-        (key.low == info.client && key.high == info.server) || (key.low == info.server && key.high == info.client)
+    func has(_ source: Endpoint, _ destination: Endpoint) -> Bool {
+        (source == info.client && destination == info.server) || (source == info.server && destination == info.client)
     }
 
     init(info: ConnectionInfo, state: State) {

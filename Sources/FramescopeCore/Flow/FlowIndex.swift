@@ -23,8 +23,12 @@
 
     /// The slot of `key`; `isKey` says whether the connection in a slot has it.
     @inline(__always)
-    func find(_ key: FlowKey, isKey: (Int) -> Bool) -> Int? {
-        let hash = UInt32(truncatingIfNeeded: key.mixedHash)
+    func find(_ key: FlowKey, isKey: (Int) -> Bool) -> Int? { find(hash: key.mixedHash, isKey: isKey) }
+
+    /// `find`, given the key's `mixedHash` (a segment's `connectionHash`).
+    @inline(__always)
+    func find(hash fullHash: UInt64, isKey: (Int) -> Bool) -> Int? {
+        let hash = UInt32(truncatingIfNeeded: fullHash)
         var i = Int(hash) & mask
         while true {
             let slot = slots[i]

@@ -37,10 +37,6 @@ public enum ConnectionBucket {
 }
 
 extension TCPSegment {
-    /// The same value for both directions of a connection: what work is divided or shed by, so
-    /// that a connection is kept or let go whole.
-    public var connectionHash: UInt64 { FlowKey(source, destination).mixedHash }
-
     /// The connection's group (`ConnectionBucket`).
     public var connectionBucket: Int { ConnectionBucket.of(connectionHash) }
 }

@@ -106,14 +106,13 @@ public struct FlowTable<Sink: StreamSink> {
 
     /// Feeds one decoded segment (tests and synthetic sources call this directly).
     public mutating func receive(_ segment: TCPSegment, frame: UInt64, timestamp: Timestamp) {
-        let key = FlowKey(segment.source, segment.destination)
         let slot: Int
-        let existing = find(key)
+        let existing = find(segment)
         if let existing, !startsNewConnection(segment, slot: existing) {
             slot = existing
         } else {
             if let existing { finalize(slot: existing, reason: .reused) }
-            slot = open(segment, key: key, frame: frame, timestamp: timestamp)
+            slot = open(segment, key: FlowKey(segment.source, segment.destination), frame: frame, timestamp: timestamp)
         }
         // Only a FIN or an RST can close a connection, and a SYN reopen it (a new attempt clears
         // an earlier one's FIN and RST): the check costs nothing on other packets.
@@ -166,8 +165,8 @@ public struct FlowTable<Sink: StreamSink> {
 
     /// The slot of `key`'s connection. Mutating: as a plain method it had the whole table (1.5 KB
     /// with the sink) copied per packet to read `connections` in the closure.
-    private mutating func find(_ key: FlowKey) -> Int? {
-        index.find(key) { connections[$0].has(key) }
+    private mutating func find(_ segment: TCPSegment) -> Int? {
+        index.find(hash: segment.connectionHash) { connections[$0].has(segment.source, segment.destination) }
     }
 
     /// A SYN (without ACK) on a known 4-tuple starts a new connection unless it repeats the
