@@ -163,8 +163,9 @@ public struct FlowTable<Sink: StreamSink> {
 
     // MARK: Connections
 
-    /// The slot of `key`'s connection. Mutating: as a plain method it had the whole table (1.5 KB
-    /// with the sink) copied per packet to read `connections` in the closure.
+    /// The slot of `segment`'s connection, found by the hash it carries. Mutating: as a plain
+    /// method it had the whole table (1.5 KB with the sink) copied per packet to read
+    /// `connections` in the closure.
     private mutating func find(_ segment: TCPSegment) -> Int? {
         index.find(hash: segment.connectionHash) { connections[$0].has(segment.source, segment.destination) }
     }

@@ -13,7 +13,8 @@ public struct CountHistogram: Sendable, Equatable {
 
     public init() {}
 
-    /// 0–3 inline (twice a message: a call was half of it), the rest out of line.
+    /// 0–3 inline (most counts of segments per message and messages per segment, each about
+    /// once a message), the rest out of line.
     @inline(__always)
     public mutating func add(_ value: Int) {
         if value < 4 {
@@ -125,8 +126,8 @@ public struct QuantileHistogram: Sendable, Equatable {
         storedBits = UInt8(bits)
     }
 
-    /// The common cases inline (a zero, a bucket of a dense histogram): four a message, a call
-    /// each cost a fifth of completing a message.
+    /// The common cases inline (a zero, a bucket of a dense histogram): four adds a message, as
+    /// calls a quarter of completing one.
     @inline(__always)
     public mutating func add(_ value: Int64) {
         guard value > 0 else {
