@@ -1,50 +1,103 @@
 import FramescopeCore
 
-/// What a worker of a sharded read is handed, in capture order: its connections' packets, the
-/// moments one flow table over all of them would sweep for idle and closed connections, and
-/// the end.
-public enum ShardEntry {
-    /// A packet decoded by the reader, its payload in the worker's batch.
-    case packet(CaptureInfo, DecodedPacket)
-    case sweep(Timestamp)
-    case end
+/// What a shard of a sharded read does with what it is handed, in capture order: its
+/// connections' packets (decoded by the reader; a worker's payloads lie in its batch), the moments
+/// one flow table over all of them would sweep for idle and closed connections, and the end.
+/// (Three closures rather than one taking an enum: the enum's payload, a packet and its decoding,
+/// was copied out again at each call, 90 instructions a packet.)
+public struct ShardBody {
+    public let packet: (CaptureInfo, DecodedPacket) -> Void
+    public let sweep: (Timestamp) -> Void
+    public let end: () -> Void
+
+    public init(packet: @escaping (CaptureInfo, DecodedPacket) -> Void, sweep: @escaping (Timestamp) -> Void, end: @escaping () -> Void) {
+        (self.packet, self.sweep, self.end) = (packet, sweep, end)
+    }
 }
 
-/// How connections are shared out among workers: whole groups of them (`ConnectionBucket`, by
-/// a symmetric hash of the 4-tuple: both directions alike) to each, so every packet of a
-/// connection reaches the same worker, and a group's limits are enforced by one. Packets that
-/// are not TCP over IP go to the first.
-public enum ConnectionShards {
-    public static func worker(of packet: UnsafeRawBufferPointer, linkType: LinkType, workers: Int) -> Int {
-        worker(of: PacketDecoder.decode(packet, linkType: linkType), workers: workers)
+/// How a sharded read shares connections out: whole groups of them (`ConnectionBucket`, by a
+/// symmetric hash of the 4-tuple: both directions alike) to each shard, so every packet of a
+/// connection reaches the same one, and a group's limits are enforced by one. With a single
+/// worker the reading thread has time to spare — reading and decoding a packet cost it about 40%
+/// of what analyzing it costs the worker — so it analyzes the first `readerBuckets` groups itself,
+/// shard 0 (callgrind `--separate-threads`, 100 MB of 1,000 varint flows at `-t 2`: the reader
+/// 174 M and the analysis 426 M instructions with one table, 326 M and 308 M with a quarter of
+/// the groups on the reader; by the clock the reader also pays the kernel's copies of the file).
+/// Packets that are not TCP over IP go to shard 0.
+public struct ShardPlan: Sendable, Equatable {
+    /// The threads fed in batches.
+    public let workers: Int
+    /// The groups the reading thread analyzes itself: the lowest ones.
+    public let readerBuckets: Int
+
+    /// The plan for `--threads N`: N − 1 workers (one group each at most), the reader with a
+    /// quarter of the groups when there is one worker.
+    public init(threads: Int) {
+        self.init(workers: max(1, threads - 1), readerBuckets: threads == 2 ? ConnectionBucket.count / 4 : 0)
     }
 
-    public static func worker(of packet: DecodedPacket, workers: Int) -> Int {
+    public init(workers: Int, readerBuckets: Int) {
+        precondition(readerBuckets >= 0 && readerBuckets < ConnectionBucket.count)
+        self.workers = min(workers, ConnectionBucket.count - readerBuckets)
+        self.readerBuckets = readerBuckets
+    }
+
+    /// The analyses a read feeds: the workers and, with its share, the reader's own (first).
+    public var shards: Int { workers + (readerBuckets > 0 ? 1 : 0) }
+
+    /// The shard a packet's connection belongs to.
+    @inline(__always)
+    public func shard(of packet: DecodedPacket) -> Int {
         guard case .tcp(let segment) = packet else { return 0 }
-        return segment.connectionBucket % workers
+        return shard(ofBucket: segment.connectionBucket)
+    }
+
+    @inline(__always)
+    func shard(ofBucket bucket: Int) -> Int {
+        guard readerBuckets > 0 else { return bucket % workers }
+        return bucket < readerBuckets ? 0 : 1 + (bucket - readerBuckets) % workers
+    }
+
+    /// The part of the groups shard `k` holds: what it gets of a limit shared out rather than
+    /// held per group (`--max-buffer-total` and the like), so each binds where one table's would.
+    public func share(ofShard k: Int) -> Double {
+        Double((0..<ConnectionBucket.count).count { shard(ofBucket: $0) == k }) / Double(ConnectionBucket.count)
     }
 }
 
 extension CaptureReader {
-    /// Reads on this thread and hands each packet, decoded, to the worker of its connection,
-    /// each worker (`bodies[k]`) on a thread of its own, in batches (a lock per batch, not per
-    /// packet). A worker sees its packets in capture order, with a sweep after each packet at
+    /// Reads on this thread and hands each packet, decoded, to the shard of its connection
+    /// (`plan`): a worker's (`bodies[k]`) on a thread of its own, in batches (a lock per batch,
+    /// not per packet), the reader's own share (`bodies[0]`, when the plan gives it one) here, as
+    /// it is read. A shard sees its packets in capture order, with a sweep after each packet at
     /// which one table over all the connections would have swept (`SweepSchedule` over every
-    /// packet). Returns when every worker has had `.end`.
-    public mutating func readSharded(workers bodies: [(ShardEntry) -> Void], sweeps options: ReassemblyOptions) {
-        let count = bodies.count
-        let channels = (0..<count).map { _ in BatchChannel<PacketBatch>(batches: 4) }
+    /// packet). Returns when every shard has had its `end`.
+    public mutating func readSharded(plan: ShardPlan, shards bodies: [ShardBody], sweeps options: ReassemblyOptions) {
+        precondition(bodies.count == plan.shards)
+        let own = plan.readerBuckets > 0 ? bodies[0] : nil
+        let first = own == nil ? 0 : 1  // the first worker's shard
+        let count = plan.workers
+        let channels = (0..<count).map { _ in BatchChannel<PacketBatch>(batches: 3) }
         let threads = (0..<count).map { k in
-            let (channel, body) = (channels[k], bodies[k])
+            let (channel, body) = (channels[k], bodies[first + k])
             return Worker {
                 while let batch = channel.takeFull() {
-                    batch.forEachDecoded { info, packet in body(info.frame == 0 ? .sweep(info.timestamp) : .packet(info, packet)) }
+                    batch.forEachDecoded { info, packet in
+                        if info.frame == 0 { body.sweep(info.timestamp) } else { body.packet(info, packet) }
+                    }
                     channel.putEmpty(batch)
                 }
-                body(.end)
+                body.end()
             }
         }
-        var batches = channels.map { $0.takeEmpty() }
+        // (Raw storage: an array captured by `handOff` and the read's closure had its every
+        // access checked for exclusivity at run time, 60 instructions a packet.)
+        let batches = UnsafeMutableBufferPointer<PacketBatch>.allocate(capacity: count)
+        _ = batches.initialize(from: channels.map { $0.takeEmpty() })
+        defer {
+            batches.deinitialize()
+            batches.deallocate()
+        }
         func handOff(_ k: Int) {
             guard batches[k].isFull else { return }
             channels[k].putFull(batches[k])
@@ -53,10 +106,15 @@ extension CaptureReader {
         var schedule = SweepSchedule(options: options)
         read { info, bytes in
             let packet = PacketDecoder.decode(bytes, info: info)
-            let k = ConnectionShards.worker(of: packet, workers: count)
-            batches[k].append(info, bytes, decoded: packet)
-            handOff(k)
+            let k = plan.shard(of: packet) - first
+            if k < 0 {
+                own!.packet(info, packet)
+            } else {
+                batches[k].append(info, bytes, decoded: packet)
+                handOff(k)
+            }
             guard schedule.advance(to: info.timestamp) else { return }
+            own?.sweep(info.timestamp)
             for j in 0..<count {
                 batches[j].appendSweep(at: info.timestamp)
                 handOff(j)
@@ -66,6 +124,7 @@ extension CaptureReader {
             if batch.count == 0 { channel.putEmpty(batch) } else { channel.putFull(batch) }
             channel.finish()
         }
+        own?.end()
         for thread in threads { thread.join() }
     }
 }

@@ -48,8 +48,9 @@ extension Framescope {
             try gates.check(report)
         }
 
-        /// One flow table, on this thread (with `--threads 2`, libpcap on a second and the listing
-        /// of finished connections on a third).
+        /// One flow table, on this thread: with `--threads 1`, or when what is written as the
+        /// analysis goes must come from one table (then with `--threads` past 1 libpcap reads on a
+        /// second thread and finished connections are listed on a third).
         private func analyze(
             _ choice: DissectorChoice, export selection: MessageExport?
         ) throws -> (AnalysisReport, [CaptureError], MessageExport?, StreamedReport?) {
@@ -64,7 +65,8 @@ extension Framescope {
             return (report, errors, pipeline.sink.first.context.export, streamed)
         }
 
-        /// `--threads N` past 2: the connections shared out among N − 1 workers.
+        /// `--threads N` past 1: the connections shared out among N − 1 workers (and, with one, the
+        /// reading thread: `ShardPlan`).
         private func analyzeSharded(_ choice: DissectorChoice) throws -> (AnalysisReport, [CaptureError], MessageExport?, StreamedReport?) {
             var pipeline = try ShardedPipeline(input: input, analysis: analysis, choice: choice, format: out.format)
             let errors = pipeline.run()

@@ -22,27 +22,29 @@ struct AnalysisChain {
 
     /// - Parameters:
     ///   - format: the report's (JSON spills every connection it lists to a temporary file).
-    ///   - workers: how many chains analyze a capture's connections apart (`ShardedPipeline`):
-    ///     each gets its part of the resynchronisation memory, and none writes a file as it goes.
+    ///   - share: this chain's part of a capture's connections, when several analyze them apart
+    ///     (`ShardedPipeline`): it gets that part of the resynchronisation memory, and none writes
+    ///     a file as it goes.
     ///   - listsOffThread: build the listing on a thread of its own (`ListingThread`).
     ///   - report: the JSON report being written, which takes each connection as it finishes.
     init(
-        options: AnalysisOptions, choice: DissectorChoice, format: OutputFormat, export: MessageExport? = nil, workers: Int = 1,
+        options: AnalysisOptions, choice: DissectorChoice, format: OutputFormat, export: MessageExport? = nil, share: Double? = nil,
         listsOffThread: Bool = false, report: ReportStream? = nil
     ) throws {
         self.choice = choice
         let check = try options.protobuf.check(for: choice)
         var analyzer = Analyzer(
-            choice: choice, protobuf: check, maxRecoveryBytes: options.maxResyncMemory.bytes / workers, midStream: options.midStream,
+            choice: choice, protobuf: check, maxRecoveryBytes: Int(Double(options.maxResyncMemory.bytes) * (share ?? 1)), midStream: options.midStream,
             evidenceBits: options.minEvidence, recutMSS: options.recutMSS ?? 0)
         analyzer.maxRetainedConnections = 0
         analyzer.export(export)
-        connectionLines = workers > 1 ? nil : try options.connectionsNdjson.map(createFile)
+        connectionLines = share != nil ? nil : try options.connectionsNdjson.map(createFile)
         let top = format == .json && options.connections != .worst ? 0 : options.top
         do {
             listing = try ConnectionListing(
                 scope: options.connections, top: top, protobuf: check, spillAll: format == .json && options.connections == .all,
-                ndjsonFD: connectionLines?.fd, renumberable: workers > 1, report: report)
+                ndjsonFD: connectionLines?.fd, renumberable: share != nil, report: report,
+                memoryBudget: Int(Double(ConnectionListing.memoryBudget) * (share ?? 1)))
         } catch { throw Failure(message: "\(error)") }
         let listing = listing
         if listsOffThread {
@@ -53,7 +55,7 @@ struct AnalysisChain {
             listingThread = nil
             analyzer.onConnection = { listing.add($0) }
         }
-        messages = workers > 1 ? nil : try options.messages.map { try MessageWriter(path: $0) }
+        messages = share != nil ? nil : try options.messages.map { try MessageWriter(path: $0) }
         if let messages { analyzer.onMessage = { messages.write($0) } }
         sink = SinkPair(analyzer, FlowsCollector(retainSummaries: false))
     }

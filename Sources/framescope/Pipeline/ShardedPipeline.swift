@@ -6,19 +6,22 @@ import FramescopeReport
 import Glibc
 #endif
 
-/// `analyze --threads N` past 2: this thread reads with libpcap and shares the connections out
-/// among N − 1 workers (`readSharded`: a connection's packets all reach one), each with its own
-/// flow table and analysis; at the end their figures, histograms, evidence and listings are
-/// combined and their connections numbered as one table numbers them (by first frame). The
-/// report is the one a single table gives (`ShardedAnalysisTests`), as long as no limit shared
-/// out among the workers binds: each has its part of `--max-buffer-total`, `--max-resync-memory`,
-/// the conflict windows' total and the unacked segments' (the connection limits hold per group
-/// of connections, which a worker holds whole, so they bind as in one table).
+/// `analyze --threads N` past 1: this thread reads with libpcap and shares the connections out
+/// among N − 1 workers (`readSharded`: a connection's packets all reach one) and, with one
+/// worker, itself (`ShardPlan`), each shard with its own flow table and analysis; at the end
+/// their figures, histograms, evidence and listings are combined and their connections numbered
+/// as one table numbers them (by first frame). The report is the one a single table gives
+/// (`ShardedAnalysisTests`), as long as no limit shared out among the shards binds: each has
+/// its part of `--max-buffer-total`, `--max-resync-memory`, the conflict windows' total and the
+/// unacked segments', in proportion to the groups of connections it holds (the connection
+/// limits hold per group, which a shard holds whole, so they bind as in one table).
 struct ShardedPipeline {
-    /// One worker: its analysis and table, reached only from its thread until the read ends.
+    /// One shard: its analysis and table, reached only from its thread until the read ends.
     final class Shard: @unchecked Sendable {
         let chain: AnalysisChain
-        var table: FlowTable<AnalysisChain.Sink>
+        /// (Unchecked: one thread at a time, and a dynamic exclusivity check per packet cost the
+        /// reading thread 4% of its instructions.)
+        @exclusivity(unchecked) var table: FlowTable<AnalysisChain.Sink>
 
         init(chain: AnalysisChain, options: ReassemblyOptions, captureFiles: CaptureFiles) {
             self.chain = chain
@@ -27,15 +30,13 @@ struct ShardedPipeline {
             table.recordsFirstFrames = true
         }
 
-        func take(_ entry: ShardEntry) {
-            switch entry {
-            case .packet(let info, let packet): table.process(packet, info: info)
-            case .sweep(let time): table.sweep(at: time)
-            case .end: table.finish()
-            }
+        /// What the read hands this shard goes to its table.
+        var body: ShardBody {
+            ShardBody(packet: { self.table.process($1, info: $0) }, sweep: { self.table.sweep(at: $0) }, end: { self.table.finish() })
         }
     }
 
+    let plan: ShardPlan
     let shards: [Shard]
     var reader: CaptureReader
     let options: ReassemblyOptions
@@ -43,19 +44,22 @@ struct ShardedPipeline {
     /// Options a run must not shard under: what is written as the analysis goes (messages,
     /// connection lines, exported frames) comes in the capture's order from one table only.
     static func applies(threads: Int, analysis: AnalysisOptions, exporting: Bool) -> Bool {
-        threads > 2 && analysis.messages == nil && analysis.connectionsNdjson == nil && !exporting
+        threads > 1 && analysis.messages == nil && analysis.connectionsNdjson == nil && !exporting
     }
 
     init(input: InputOptions, analysis: AnalysisOptions, choice: DissectorChoice, format: OutputFormat) throws {
-        let workers = min(input.threads - 1, ConnectionBucket.count)  // a worker holds whole groups
+        plan = ShardPlan(threads: input.threads)
         options = analysis.limits.reassembly
-        var share = options
-        share.maxBufferedBytesTotal = max(1, options.maxBufferedBytesTotal / workers)
-        share.maxConflictWindowBytesTotal = options.maxConflictWindowBytesTotal / workers
-        share.maxUnackedSegments = max(1, options.maxUnackedSegments / workers)
         let files = CaptureFiles(inputs: input.files.count)
-        shards = try (0..<workers).map { _ in
-            Shard(chain: try AnalysisChain(options: analysis, choice: choice, format: format, workers: workers), options: share, captureFiles: files)
+        shards = try (0..<plan.shards).map { [options, plan] k in
+            let part = plan.share(ofShard: k)
+            func share(_ limit: Int, atLeast least: Int) -> Int { max(least, Int(Double(limit) * part)) }
+            var shared = options
+            shared.maxBufferedBytesTotal = share(options.maxBufferedBytesTotal, atLeast: 1)
+            shared.maxConflictWindowBytesTotal = share(options.maxConflictWindowBytesTotal, atLeast: 0)
+            shared.maxUnackedSegments = share(options.maxUnackedSegments, atLeast: 1)
+            let chain = try AnalysisChain(options: analysis, choice: choice, format: format, share: part)
+            return Shard(chain: chain, options: shared, captureFiles: files)
         }
         reader = CaptureReader(paths: input.files, filter: try input.packetFilter(), packetLimit: input.count)
         reader.captureFiles = files
@@ -64,7 +68,7 @@ struct ShardedPipeline {
 
     /// Reads everything; returns the read errors.
     mutating func run() -> [CaptureError] {
-        reader.readSharded(workers: shards.map { shard in { shard.take($0) } }, sweeps: options)
+        reader.readSharded(plan: plan, shards: shards.map(\.body), sweeps: options)
         if reader.progress != nil { writeError("\r\u{1B}[K") }
         return reader.errors
     }
