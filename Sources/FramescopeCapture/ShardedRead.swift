@@ -18,8 +18,8 @@ public struct ShardBody {
 /// How a sharded read shares connections out: whole groups of them (`ConnectionBucket`, by a
 /// symmetric hash of the 4-tuple: both directions alike) to each shard, so every packet of a
 /// connection reaches the same one, and a group's limits are enforced by one. With a single
-/// worker the reading thread has time to spare — reading and decoding a packet cost it about 40%
-/// of what analyzing it costs the worker — so it analyzes the first `readerBuckets` groups itself,
+/// worker the reading thread has time to spare — reading and decoding a packet cost it 40–60% of
+/// what analyzing it costs the worker — so it analyzes the first `readerBuckets` groups itself,
 /// shard 0 (callgrind `--separate-threads`, 100 MB of 1,000 varint flows at `-t 2`: the reader
 /// 174 M and the analysis 426 M instructions with one table, 326 M and 308 M with a quarter of
 /// the groups on the reader; by the clock the reader also pays the kernel's copies of the file).
