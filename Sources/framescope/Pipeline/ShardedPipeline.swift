@@ -19,8 +19,9 @@ struct ShardedPipeline {
     /// One shard: its analysis and table, reached only from its thread until the read ends.
     final class Shard: @unchecked Sendable {
         let chain: AnalysisChain
-        /// (Unchecked: one thread at a time, and a dynamic exclusivity check per packet cost the
-        /// reading thread 4% of its instructions.)
+        /// (Unchecked: one thread at a time, and the dynamic exclusivity check per packet cost
+        /// 12 M instructions in 100 MB of 1,000 varint flows at `-t 2`: 3% of the worker's, 1% of
+        /// the reading thread's.)
         @exclusivity(unchecked) var table: FlowTable<AnalysisChain.Sink>
 
         init(chain: AnalysisChain, options: ReassemblyOptions, captureFiles: CaptureFiles) {
