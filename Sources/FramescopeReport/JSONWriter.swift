@@ -28,8 +28,12 @@ public struct JSONWriter {
     private var lastKeys: [String?] = []
     #endif
     public private(set) var failed = false
-    /// The seconds of the last `epoch` written and their digits (`count` 0: none yet).
+    /// The seconds of the last `epoch` written and their digits (`count` 0: none yet), and of
+    /// the last other seconds before them: a connection's line has its first and last times,
+    /// often a second apart (with one kept, varint-50k's listing wrote 107,000 seconds' digits
+    /// for 150,000 times).
     private var epochSeconds: (value: Int64, text: SIMD32<UInt8>, count: Int) = (0, SIMD32(), 0)
+    private var otherEpochSeconds: (value: Int64, text: SIMD32<UInt8>, count: Int) = (0, SIMD32(), 0)
     /// The last `recurringString` and its JSON (nil when it went out before it could be kept).
     private var recurring: (text: String, json: [UInt8]?) = ("", nil)
 
@@ -387,6 +391,9 @@ public struct JSONWriter {
         var at = out.base + out.count
         at[0] = 0x22
         at += 1
+        if seconds != epochSeconds.value || epochSeconds.count == 0 {
+            swap(&epochSeconds, &otherEpochSeconds)
+        }
         if seconds != epochSeconds.value || epochSeconds.count == 0 {
             // (`writeEpoch` writes `-` and the magnitude; the digits of -1 s are "-1".)
             var text = SIMD32<UInt8>()
