@@ -89,8 +89,17 @@ public struct LengthFieldDissector: FrameDissector, Sendable, Hashable {
         hasher.combine(bodyMagic)
     }
 
+    /// The bytes `decode` may look at: the header's fields, and a body magic after the longest
+    /// length field (a BER length of four bytes puts LDAP's messageID tag at byte 7, past the
+    /// fields' six: the frame cutter buffered six and trapped, found by the fuzz smoke run).
     public var headerLength: Int {
-        max(lengthFieldOffset + lengthFieldLength, magicOffset + magic.count, typeField.map { $0.offset + $0.width } ?? 0, preamble.count)
+        let bodyMagicEnd = bodyMagic.isEmpty ? 0 : (bodyOffset ?? fieldsEnd) + bodyMagic.count
+        return max(fieldsEnd, preamble.count, bodyMagicEnd)
+    }
+
+    /// Where the last of the length field (at its longest), the magic and the type field ends.
+    public var fieldsEnd: Int {
+        max(lengthFieldOffset + lengthFieldLength, magicOffset + magic.count, typeField.map { $0.offset + $0.width } ?? 0)
     }
 
     /// A stream may start with the preamble.

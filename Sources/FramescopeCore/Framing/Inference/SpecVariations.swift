@@ -112,7 +112,7 @@ public enum SpecVariations {
     /// and encodings an engineer gets wrong when writing a SPEC from a header description.
     static func variations(of d: LengthFieldDissector) -> [(LengthFieldDissector, String?)] {
         var out: [(LengthFieldDissector, String?)] = []
-        let header = d.headerLength, fieldEnd = d.lengthFieldOffset + d.lengthFieldLength
+        let header = max(d.fieldsEnd, d.preamble.count), fieldEnd = d.lengthFieldOffset + d.lengthFieldLength
         // Adjustments with a meaning first (the resulting adjustment, not the step, has it).
         var meanings: [Int: String] = [0: "no adjustment: the length counts the body only"]
         if d.encoding != .varint && d.encoding != .ber {
