@@ -381,8 +381,8 @@ public struct JSONWriter {
     }
 
     /// `string(time.epochString)`, without the String. A capture's times share their seconds from
-    /// line to line: the last seconds' digits are kept and copied (a connection's line has two
-    /// or three times; their digits were a twentieth of the listing).
+    /// line to line: the digits of the last two seconds written are kept and copied (a
+    /// connection's line has two or three times; their digits were a twentieth of the listing).
     public mutating func epoch(_ time: Timestamp) {
         let parts = time.nanoseconds.quotientAndRemainder(dividingBy: 1_000_000_000)
         let seconds = parts.remainder < 0 ? parts.quotient - 1 : parts.quotient

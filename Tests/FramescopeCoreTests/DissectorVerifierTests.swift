@@ -128,8 +128,9 @@ func bigEndian(_ value: UInt64, width: Int) -> [UInt8] { (0..<width).map { UInt8
         let unbind: [UInt8] = [0x30, 0x05, 0x02, 0x01, 0x03, 0x42, 0x00]
         let long: [UInt8] = [0x30, 0x82, 0x01, 0x2C, 0x02, 0x01, 0x07] + pattern(1, 297)
         DissectorVerifier.verify(spec, messages: [unbind, long, unbind])
-        // Three and four length bytes: the messageID tag at byte 6 and 7, past the length field's
-        // end at its longest (byte by byte, the cutter once buffered too few and trapped).
+        // Three and four length bytes: the messageID tag at byte 6, the last the length field at
+        // its longest covers, and at byte 7, past it (byte by byte, the cutter once buffered six
+        // bytes and trapped).
         let three: [UInt8] = [0x30, 0x83, 0x00, 0x00, 0x05, 0x02, 0x01, 0x09, 0x42, 0x00]
         let four: [UInt8] = [0x30, 0x84, 0x00, 0x00, 0x00, 0x05, 0x02, 0x01, 0x0A, 0x42, 0x00]
         DissectorVerifier.verify(spec, messages: [four, unbind, three, four])
