@@ -277,23 +277,27 @@ private struct ChainScores<Dissector: FrameDissector> {
         case .needMoreData:
             return aligned - BoundaryEvidence.frameCost
         case .preamble(let length):
-            return frameScore(evidence, w, at: o, length: length, body: length, aligned: aligned, scores: s)
+            return frameScore(evidence, w, at: o, length: length, body: length, repeated: false, aligned: aligned, scores: s)
         case .frame(let length, let type, let body):
-            var bits = frameScore(evidence, w, at: o, length: length, body: body, aligned: aligned, scores: s)
+            let repeated = repeats(w, at: o, length: length)
+            var bits = frameScore(evidence, w, at: o, length: length, body: body, repeated: repeated, aligned: aligned, scores: s)
             if let type, type != 0, evidence.typeRepeat > 0 {
                 t[o] = type
-                if o + length < w.count && t[o + length] == type && s[o + length] > -.infinity { bits += evidence.typeRepeat }
+                if o + length < w.count && t[o + length] == type && s[o + length] > -.infinity && !repeated { bits += evidence.typeRepeat }
             }
             return bits
         }
     }
 
     private static func frameScore(
-        _ evidence: BoundaryEvidence, _ w: UnsafeRawBufferPointer, at o: Int, length: Int, body: Int, aligned: Double, scores s: UnsafeMutableBufferPointer<Double>
+        _ evidence: BoundaryEvidence, _ w: UnsafeRawBufferPointer, at o: Int, length: Int, body: Int, repeated: Bool, aligned: Double,
+        scores s: UnsafeMutableBufferPointer<Double>
     ) -> Double {
-        // A frame of nothing but its header (zero runs decode as chains of these) proves nothing.
-        var bits = aligned - BoundaryEvidence.frameCost + (length > body ? evidence.header : 0)
         let end = o + length
+        // A frame of nothing but its header (zero runs decode as chains of these) proves nothing;
+        // nor does one the next frame repeats (filler: a run of one byte, a repeated pattern).
+        guard length > body, !repeated else { return aligned - BoundaryEvidence.frameCost + (end <= w.count ? max(0, s[end]) : 0) }
+        var bits = aligned - BoundaryEvidence.frameCost + evidence.header
         guard end <= w.count else { return bits }  // the frame goes on past the window
         let bodyLength = length - body
         if evidence.scoresProtobufBodies && bodyLength >= 2 && bodyLength <= 1024 {
@@ -303,6 +307,22 @@ private struct ChainScores<Dissector: FrameDissector> {
         }
         return bits + max(0, s[end])
     }
+
+    /// Whether the frame at `o` is followed by its own bytes again (the first `repeatCompared`
+    /// of them, which hold any header: the same header cuts the same length). Independent bytes
+    /// (random, text, the inside of other messages) repeat a frame almost never; filler — a run of
+    /// one byte, a pattern repeated, a bulk body of `XXXX` — makes every offset such a chain, each
+    /// frame with a valid header, a repeated type and, for varint lengths, a body that parses as
+    /// protobuf (MQTT picked up inside a publish of 'X's framed 254 messages of 'X'). Repeated
+    /// frames are worth what their segment starts say, as header-only frames are.
+    @inline(__always)
+    private static func repeats(_ w: UnsafeRawBufferPointer, at o: Int, length: Int) -> Bool {
+        let compared = min(length, repeatCompared)
+        guard o + length + compared <= w.count, w[o] == w[o + length] else { return false }
+        return memcmp(w.baseAddress! + o, w.baseAddress! + o + length, compared) == 0
+    }
+
+    static var repeatCompared: Int { 64 }
 
     private func frameLength(_ w: UnsafeRawBufferPointer, at o: Int) -> Int? {
         var atStreamStart = false
