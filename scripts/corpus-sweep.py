@@ -133,10 +133,13 @@ class Sweep:
                 self.crashed("late", f"{name} from frame {first}", error)
                 continue
             for key, (pdus, stop) in directions.items():
-                kept = [seq for number, src, dst, seq, length in frames if (src, dst) == key and number >= first and length > 0]
+                sent = [(number, seq) for number, src, dst, seq, length in frames if (src, dst) == key and length > 0]
+                kept = [seq for number, seq in sent if number >= first]
                 if not kept:
                     continue
-                base = kept[0] - 1  # framescope counts from the first byte it sees
+                # The walk counts from the direction's first byte in the capture, framescope from the
+                # first byte it sees (tshark's relative numbers start at 1 only after a SYN).
+                base = kept[0] - sent[0][1]
                 mapped = [(offset + base, length) for offset, length in ours.get(key, [])]
                 self.judge("late", f"{name} from frame {first} {key[0]}>{key[1]}", pdus, stop, mapped,
                            sum(1 for p in pdus if p[0] >= base))
