@@ -61,9 +61,19 @@ import Glibc
                          environment: environment)
     }
 
+    /// `watch` on loopback, returned once it says it is capturing: under AddressSanitizer on a busy
+    /// host it took more than the 1.5 s the tests wait before sending, and missed the handshake.
     func startWatch(_ arguments: [String], environment: [String: String] = [:]) throws -> Started {
-        try start(CLITests.binary, ["watch", "lo", "--filter", "tcp port \(Self.port)", "--dissector", "varint", "--format", "json", "--interval", "0.5"] + arguments,
-                  environment: environment)
+        let watch = try start(
+            CLITests.binary, ["watch", "lo", "--filter", "tcp port \(Self.port)", "--dissector", "varint", "--format", "json", "--interval", "0.5"] + arguments,
+            environment: environment)
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline, watch.process.isRunning,
+            !((try? String(contentsOfFile: watch.stderrPath, encoding: .utf8)) ?? "").contains("framescope: capturing on")
+        {
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        return watch
     }
 
     /// Sends `messages` varint messages each way with no pauses (bodies up to `maxBody` bytes).
