@@ -30,22 +30,10 @@ import Testing
                 default: stream.append(UInt8(0x61 + random.next() % 26))
                 }
             }
-            var analyzer = DirectionAnalyzer(dissector: shared, connection: ConnectionID(n), direction: .clientToServer)
             // Segments of 1 to 1460 bytes, log-uniform.
-            var offset = 0, frame: UInt64 = 0
-            while offset < size {
-                let length = min(size - offset, long ? 1448 : max(1, (1 << Int(random.next() % 11)) + Int(random.next() % 64)))
-                frame += 1
-                stream.withUnsafeBytes { b in
-                    analyzer.feed(
-                        StreamChunk(connection: ConnectionID(n), direction: .clientToServer, offset: Int64(offset), capturedOffset: Int64(offset),
-                                    bytes: b.slice(from: offset, count: length), frame: frame, timestamp: .zero, midStream: true),
-                        context: &context)
-                }
-                offset += length
+            let a = Self.pickedUp(stream, dissector: shared, connection: n, context: &context) {
+                long ? 1448 : max(1, (1 << Int(random.next() % 11)) + Int(random.next() % 64))
             }
-            analyzer.finish(context: &context)
-            let a = analyzer.analysis
             frames += a.messages + a.incompleteAtEnd
             if a.messages + a.incompleteAtEnd > 0 { hit += 1 }
             total += Int64(size)
@@ -79,25 +67,34 @@ import Testing
         #expect(streams <= 10)
     }
 
-    /// Frames found in `stream`, picked up mid-stream in segments of `segment` bytes.
-    static func frames(in stream: [UInt8], spec: String, segment: Int) -> Int {
-        let shared = SharedDissector(try! DissectorSpec(parsing: spec).makeDissector(isClient: true))
-        var context = AnalysisContext()
-        var analyzer = DirectionAnalyzer(dissector: shared, connection: ConnectionID(0), direction: .clientToServer)
+    /// `stream` analyzed as a direction picked up mid-stream, in segments of the lengths
+    /// `nextSegment` gives (cut at the stream's end).
+    static func pickedUp(
+        _ stream: [UInt8], dissector: SharedDissector, connection n: Int, context: inout AnalysisContext, nextSegment: () -> Int
+    ) -> DirectionAnalysis {
+        var analyzer = DirectionAnalyzer(dissector: dissector, connection: ConnectionID(n), direction: .clientToServer)
         var offset = 0, frame: UInt64 = 0
         while offset < stream.count {
-            let length = min(stream.count - offset, segment)
+            let length = min(stream.count - offset, nextSegment())
             frame += 1
             stream.withUnsafeBytes { b in
                 analyzer.feed(
-                    StreamChunk(connection: ConnectionID(0), direction: .clientToServer, offset: Int64(offset), capturedOffset: Int64(offset),
+                    StreamChunk(connection: ConnectionID(n), direction: .clientToServer, offset: Int64(offset), capturedOffset: Int64(offset),
                                 bytes: b.slice(from: offset, count: length), frame: frame, timestamp: .zero, midStream: true),
                     context: &context)
             }
             offset += length
         }
         analyzer.finish(context: &context)
-        return analyzer.analysis.messages + analyzer.analysis.incompleteAtEnd
+        return analyzer.analysis
+    }
+
+    /// Frames found in `stream`, picked up mid-stream in segments of `segment` bytes.
+    static func frames(in stream: [UInt8], spec: String, segment: Int) -> Int {
+        var context = AnalysisContext()
+        let a = pickedUp(stream, dissector: SharedDissector(try! DissectorSpec(parsing: spec).makeDissector(isClient: true)), connection: 0,
+                         context: &context) { segment }
+        return a.messages + a.incompleteAtEnd
     }
 
     /// Filler — a bulk body of one byte repeated, or of a short pattern — is not framing: every
