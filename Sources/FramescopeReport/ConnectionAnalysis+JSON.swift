@@ -5,8 +5,9 @@ extension ConnectionAnalysis {
     /// the same lines): written straight from the analysis, because a report lists tens of
     /// thousands and building the human formats' `Connection` and `Figures` for each (arrays,
     /// dictionaries, strings) cost more than the analysis. A direction's figures leave out what
-    /// is 0, empty, false or null; otherwise they are `Figures`' (the tests hold the HTML page's
-    /// figures, built from `Figures`, to these).
+    /// is 0, empty, false or null, and what others say (percentages, histograms of one value or
+    /// one bin); otherwise they are `Figures`' (the tests hold the HTML page's figures, built
+    /// from `Figures`, to these).
     public func writeJSON(to w: inout JSONWriter, protobuf check: ProtobufCheck?) {
         var idAt = 0
         writeJSON(to: &w, protobuf: check, idAt: &idAt)
@@ -20,90 +21,80 @@ extension ConnectionAnalysis {
     ///   worker spilled gets the capture's ID there).
     func writeJSON(to w: inout JSONWriter, protobuf check: ProtobufCheck?, idAt: inout Int) {
         let info = summary.info
-        // Each endpoint's text made once (digit by digit, as the times), written three times.
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 2 * Endpoint.maxTextLength) { text in
-            let clientEnd = info.client.write(into: text, at: 0), serverEnd = info.server.write(into: text, at: clientEnd)
-            let client = UnsafeRawBufferPointer(start: text.baseAddress, count: clientEnd)
-            let server = UnsafeRawBufferPointer(start: text.baseAddress! + clientEnd, count: serverEnd - clientEnd)
-            // The spec is read once (each read copies it).
-            let typed = spec?.hasTypeField == true  // (the types are counted only then: no dictionary to build otherwise)
-            w.compact { w in
-                w.raw(#"{"client":"#)
-                w.plainString(client)
-                // Each direction's figures and statistics borrowed where they lie: a copy retains every box they hold.
-                w.raw(#","directions":["#)
-                writeDirection(
-                    .clientToServer, figures.clientToServer, summary.directions.clientToServer, typed: typed, from: client, to: server, check: check,
-                    to: &w)
-                w.raw(0x2C)
-                writeDirection(
-                    .serverToClient, figures.serverToClient, summary.directions.serverToClient, typed: typed, from: server, to: client, check: check,
-                    to: &w)
-                w.raw(#"],"dissector":"#)
-                if let name = spec?.name { w.recurringString(name) } else { w.null() }
-                w.raw(#","end":""#)
-                w.raw(summary.end.literal)
-                w.raw(#"","firstFrame":"#)
-                w.int(info.firstFrame)
-                w.raw(#","firstTime":"#)
-                w.epoch(info.firstSeen)
-                w.raw(#","id":"#)
-                idAt = w.position
-                w.int(info.id.rawValue)
-                if let rtt = summary.initialRTTNanoseconds {
-                    w.raw(#","initialRTT":"#)
-                    w.decimal(rtt, scale: 9)
-                }
-                w.raw(#","lastTime":"#)
-                w.epoch(summary.lastSeen)
-                w.raw(#","server":"#)
-                w.plainString(server)
-                w.raw(#","start":""#)
-                w.raw(startLiteral)
-                w.raw(#""}"#)
+        // The spec is read once (each read copies it).
+        let typed = spec?.hasTypeField == true  // (the types are counted only then: no dictionary to build otherwise)
+        w.compact { w in
+            w.raw(#"{"client":"#)
+            w.endpoint(info.client)
+            // Each direction's figures and statistics borrowed where they lie: a copy retains every box they hold.
+            w.raw(#","directions":["#)
+            writeDirection(.clientToServer, figures.clientToServer, summary.directions.clientToServer, typed: typed, check: check, to: &w)
+            w.raw(0x2C)
+            writeDirection(.serverToClient, figures.serverToClient, summary.directions.serverToClient, typed: typed, check: check, to: &w)
+            w.raw(#"],"dissector":"#)
+            if let name = spec?.name { w.recurringString(name) } else { w.null() }
+            w.raw(#","end":""#)
+            w.raw(summary.end.literal)
+            w.raw(#"","firstFrame":"#)
+            w.int(info.firstFrame)
+            w.raw(#","firstTime":"#)
+            w.epoch(info.firstSeen)
+            w.raw(#","id":"#)
+            idAt = w.position
+            w.int(info.id.rawValue)
+            if let rtt = summary.initialRTTNanoseconds {
+                w.raw(#","initialRTT":"#)
+                w.decimal(rtt, scale: 9)
             }
+            w.raw(#","lastTime":"#)
+            w.epoch(summary.lastSeen)
+            w.raw(#","server":"#)
+            w.endpoint(info.server)
+            w.raw(#","start":""#)
+            w.raw(startLiteral)
+            w.raw(#""}"#)
         }
     }
 
+    /// A direction without what the connection says (its endpoints: the first direction is the
+    /// client's) or what is 0 or empty: `{}` for one that carried nothing.
     private func writeDirection(
-        _ d: Direction, _ a: borrowing DirectionAnalysis, _ stats: borrowing DirectionStatistics, typed: Bool, from: UnsafeRawBufferPointer,
-        to: UnsafeRawBufferPointer, check: ProtobufCheck?, to w: inout JSONWriter
+        _ d: Direction, _ a: borrowing DirectionAnalysis, _ stats: borrowing DirectionStatistics, typed: Bool, check: ProtobufCheck?,
+        to w: inout JSONWriter
     ) {
-        w.raw(#"{"bytes":"#)
-        w.int(stats.bytes)
-        w.raw(#","figures":"#)
-        writeFigures(a, segments: stats.segments + a.recutSegments, check: check, to: &w)
-        w.raw(#","from":"#)
-        w.plainString(from)
-        w.raw(#","gapBytes":"#)
-        w.int(stats.gapBytes)
+        var members = SparseMembers()
+        members.counter(#""bytes":"#, stats.bytes, &w)
+        let segments = stats.segments + a.recutSegments
+        if segments != 0 || !a.isBlank {
+            members.next(#""figures":"#, &w)
+            writeFigures(a, segments: segments, check: check, to: &w)
+        }
+        members.counter(#""gapBytes":"#, stats.gapBytes, &w)
         if typed, let types = mergedTypes(a, d) {
-            w.raw(#","mergedTypes":"#)
+            members.next(#""mergedTypes":"#, &w)
             w.counts(types)
         }
         if typed, let types = messageTypes(a, d) {
-            w.raw(#","messageTypes":"#)
+            members.next(#""messageTypes":"#, &w)
             w.counts(types)
         }
         if typed, let types = partialTypes(a, d) {
-            w.raw(#","partialTypes":"#)
+            members.next(#""partialTypes":"#, &w)
             w.counts(types)
         }
-        Self.writeTCP(stats, to: &w)
+        Self.writeTCP(stats, members: &members, to: &w)
         if !a.timeline.isEmpty {
-            w.raw(#","timeline":"#)
+            members.next(#""timeline":"#, &w)
             Self.write(a.timeline, to: &w)
         }
-        w.raw(#","to":"#)
-        w.plainString(to)
-        w.raw(0x7D)
+        members.close(&w)
     }
 
-    /// A direction's TCP figures, `,"tcp":{…}`, left out when there are none.
-    private static func writeTCP(_ stats: borrowing DirectionStatistics, to w: inout JSONWriter) {
+    /// A direction's TCP figures, `"tcp":{…}`, left out when there are none.
+    private static func writeTCP(_ stats: borrowing DirectionStatistics, members direction: inout SparseMembers, to w: inout JSONWriter) {
         let tcp = stats.tcp
         guard tcp.ackRTT.count > 0 || tcp.duplicateAcks > 0 || tcp.zeroWindows > 0 || tcp.windowFull > 0 || stats.retransmissions > 0 else { return }
-        w.raw(#","tcp":"#)
+        direction.next(#""tcp":"#, &w)
         var members = SparseMembers()
         if tcp.ackRTT.count > 0 {
             members.next(#""ackRTT":"#, &w)
@@ -202,18 +193,15 @@ extension ConnectionAnalysis {
         w.raw(0x5D)
     }
 
-    /// `Figures(a, segments:, protobuf:).write(sparse: true)`, without building `Figures`.
+    /// `Figures(a, segments:, protobuf:)` as the totals write it, without what the others say
+    /// (see `writeJSON`), and without building `Figures`.
     private func writeFigures(_ a: borrowing DirectionAnalysis, segments: Int, check: ProtobufCheck?, to w: inout JSONWriter) {
         // Most directions of a many-connection capture counted nothing: `{}` without the checks below.
         guard segments != 0 || !a.isBlank else { return w.raw("{}") }
         var members = SparseMembers()
-        func share(_ key: StaticString, _ value: Double) {  // a percentage to one decimal
-            guard value != 0 else { return }
-            members.next(key, &w)
-            w.tenths(value)
-        }
-        func pairs(_ key: StaticString, _ h: CountHistogram) {
-            guard !h.isEmpty else { return }
+        // A histogram only when its maximum and the count of what it counts do not say it all.
+        func pairs(_ key: StaticString, _ h: CountHistogram, counting total: Int) {
+            guard !h.isEmpty, !(h.holdsOnlyMaximum && h.total == total) else { return }
             members.next(key, &w)
             Self.writePairs(to: &w) { body in h.forEachNonZero { body(Int64($0), $1) } }
         }
@@ -241,26 +229,25 @@ extension ConnectionAnalysis {
             members.next(#""mergedCauses":"#, &w)
             Self.write(a.mergedCauses, to: &w)
         }
-        share(#""mergedPercent":"#, percent(a.mergedSegments, of: segments))
         members.counter(#""mergedSegments":"#, a.mergedSegments, &w)
         members.counter(#""messageBytes":"#, a.messageBytes, &w)
         if a.messages > 0 {
             members.next(#""messageSize":"#, &w)
             // Sizes as `Distribution(sizes:)` gives them, doubles: whole numbers below 10^15 read as integers.
             Self.write(points: a.sizes, to: &w) { v, w in v < 1_000_000_000_000_000 ? w.int(v) : w.double(Double(v)) }
-            members.next(#""messageSizeBins":"#, &w)
-            Self.writePairs(to: &w) { body in a.sizes.forEachPowerOfTwoBin(body) }
+            if !a.sizes.fillsOnePowerOfTwoBin {
+                members.next(#""messageSizeBins":"#, &w)
+                Self.writePairs(to: &w) { body in a.sizes.forEachPowerOfTwoBin(body) }
+            }
         }
         members.counter(#""messages":"#, a.messages, &w)
-        pairs(#""messagesPerSegment":"#, a.messagesPerSegment)
+        pairs(#""messagesPerSegment":"#, a.messagesPerSegment, counting: segments)
         members.counter(#""naiveReaderLoss":"#, a.naiveReaderLoss, &w)
-        share(#""naiveReaderLossPercent":"#, percent(a.naiveReaderLoss, of: a.messages))
         if a.partialMessages > 0 {
             members.next(#""partialCauses":"#, &w)
             Self.write(a.partialCauses, to: &w)
         }
         members.counter(#""partialMessages":"#, a.partialMessages, &w)
-        share(#""partialPercent":"#, percent(a.partialMessages, of: a.messages))
         members.counter(#""preambleBytes":"#, a.preambleBytes, &w)
         if let check, a.protobufChecked > 0 {
             members.next(#""protobuf":"#, &w)
@@ -276,15 +263,13 @@ extension ConnectionAnalysis {
                 w.int(a.protobufInvalid)
                 w.raw(#","invalidByReason":"#)
                 Self.write(a.protobufInvalidByReason, in: Self.failuresByName, to: &w)
-                w.raw(#","invalidPercent":"#)
-                w.double(percent(a.protobufInvalid, of: a.protobufChecked))
             }
             w.raw(0x7D)
         }
         members.counter(#""resyncs":"#, a.resyncs, &w)
         members.counter(#""segments":"#, segments, &w)
         members.counter(#""segmentsOverMSS":"#, a.segmentsOverMSS, &w)
-        pairs(#""segmentsPerMessage":"#, a.segmentsPerMessage)
+        pairs(#""segmentsPerMessage":"#, a.segmentsPerMessage, counting: a.messages)
         if a.stopped {
             members.next(#""stopped":"#, &w)
             w.raw("true")

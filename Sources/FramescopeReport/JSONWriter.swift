@@ -353,25 +353,9 @@ public struct JSONWriter {
         put(0x22)
     }
 
-    /// A string of text written before (an endpoint's, from `Endpoint.write`) that needs no escaping.
-    public mutating func plainString(_ text: UnsafeRawBufferPointer) {
-        // As `hex`: longer text than the buffer holds (no endpoint's is) goes through `put`.
-        guard let source = text.baseAddress, text.count + 2 <= OutputBuffer.capacity else {
-            put(0x22)
-            put(text)
-            return put(0x22)
-        }
-        if out.count &+ text.count &+ 2 > OutputBuffer.capacity { flush() }
-        let at = out.base + out.count
-        at[0] = 0x22
-        // Word copies for an endpoint's few bytes: a call to memcpy costs more than the copy.
-        if text.count <= 64 {
-            copyShort(from: source.assumingMemoryBound(to: UInt8.self), to: at + 1, count: text.count)
-        } else {
-            UnsafeMutableRawPointer(at + 1).copyMemory(from: source, byteCount: text.count)
-        }
-        at[text.count &+ 1] = 0x22
-        out.count &+= text.count &+ 2
+    /// An endpoint as a string, its text made digit by digit in the buffer (`Endpoint.write`).
+    public mutating func endpoint(_ endpoint: Endpoint) {
+        plainString(capacity: Endpoint.maxTextLength) { endpoint.write(into: $0, at: $1) }
     }
 
     /// Bytes in lower-case hex, separated by spaces (`hex(bytes)`), without the String.

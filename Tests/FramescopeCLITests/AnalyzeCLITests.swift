@@ -29,12 +29,14 @@ import Testing
     @Test func jsonReportFollowsTheSchema() throws {
         let result = try cli.run(["analyze", CLITests.sample, "--dissector", "varint", "--format", "json"])
         let json = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
-        #expect(json["schema"] as? String == "framescope.report/2")
+        #expect(json["schema"] as? String == "framescope.report/3")
         let direction = try #require(((json["connections"] as? [[String: Any]])?.first?["directions"] as? [[String: Any]])?.last)
-        #expect(Set(direction.keys).subtracting(["timeline", "messageTypes", "tcp"]) == ["from", "to", "bytes", "gapBytes", "figures"])
+        #expect(Set(direction.keys).subtracting(["timeline", "messageTypes", "tcp"]) == ["bytes", "figures"])  // no gaps: no gapBytes
         let figures = try #require(direction["figures"] as? [String: Any])
         #expect(figures["messages"] as? Int == 200)
         #expect(figures["malformed"] == nil)  // a connection's zero figures are left out
+        // …and what its other figures say: percentages, and histograms of one value
+        #expect(figures["partialMessages"] != nil && figures["partialPercent"] == nil && figures["naiveReaderLossPercent"] == nil)
         try cli.expectValidReport(result.stdout)
     }
 

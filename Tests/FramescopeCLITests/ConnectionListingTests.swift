@@ -27,12 +27,12 @@ import Testing
     func rank(_ connection: [String: Any]) -> [Int] {
         var r = [0, 0, 0, 0]
         for d in connection["directions"] as! [[String: Any]] {
-            let f = d["figures"] as! [String: Any]
+            let f = d["figures"] as? [String: Any] ?? [:]
             func n(_ key: String) -> Int { f[key] as? Int ?? 0 }
             r[0] += n("malformed") + n("damagedByGaps") + n("incompleteAtEnd") + n("boundariesNotFound")
             r[1] += n("naiveReaderLoss")
             r[2] += n("partialMessages") + n("mergedSegments")
-            r[3] += d["bytes"] as! Int
+            r[3] += d["bytes"] as? Int ?? 0
         }
         return r
     }

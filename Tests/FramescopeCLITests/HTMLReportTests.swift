@@ -105,19 +105,21 @@ import Testing
 
     /// `connections.#3.directions.1.figures.messages`: keys, array indices, `#ID` = the connection with that id.
     private func lookUp(_ path: String, in root: Any) -> Any? {
-        var node: Any? = root
-        for part in path.split(separator: ".") {
+        var node: Any? = root, previous = ""
+        for part in path.split(separator: ".").map(String.init) {
             if part.hasPrefix("#"), let id = Int(part.dropFirst()), let list = node as? [[String: Any]] {
                 node = list.first { $0["id"] as? Int == id }
             } else if let i = Int(part), let list = node as? [Any] {
                 node = i < list.count ? list[i] : nil
             } else if let object = node as? [String: Any] {
-                // A connection's figures leave out zeros (the totals have every figure).
-                let sparse = path.hasPrefix("connections.") && path.contains(".figures.")
-                node = object[String(part)] ?? (sparse && object["from"] == nil ? 0 : nil)
+                // A connection's directions and their figures leave out what is 0 or empty (the totals have every figure).
+                let inDirection = path.hasPrefix("connections.") && (previous == "figures" || Int(previous) != nil)
+                let absent: Any? = !inDirection ? nil : part == "figures" ? [String: Any]() as Any : 0 as Any
+                node = object[part] ?? absent
             } else {
                 node = nil
             }
+            previous = part
         }
         return node
     }

@@ -41,8 +41,9 @@ import Testing
         let json = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
         var ours: [String: Int] = [:]  // "sourcePort name"
         for connection in try #require(json["connections"] as? [[String: Any]]) {
-            for d in try #require(connection["directions"] as? [[String: Any]]) {
-                let port = try #require((d["from"] as? String)?.split(separator: ":").last.map(String.init))
+            let endpoints = [connection["client"] as? String, connection["server"] as? String]
+            for (i, d) in try #require(connection["directions"] as? [[String: Any]]).enumerated() {
+                let port = try #require(endpoints[i]?.split(separator: ":").last.map(String.init))
                 guard c.onlyFrom == nil || c.onlyFrom == port else { continue }
                 for (name, n) in d["messageTypes"] as? [String: Int] ?? [:] { ours["\(port) \(name)", default: 0] += n }
             }

@@ -64,8 +64,9 @@ import Testing
                 let id = try #require(c["id"] as? Int)
                 #expect((c["initialRTT"] as? Double).map { ($0 * 1e9).rounded() } == truth.initialRTT[id].map { ($0 * 1e9).rounded() }, "\(name) #\(id): handshake")
                 if c["initialRTT"] != nil { handshakes += 1 }
-                for d in try #require(c["directions"] as? [[String: Any]]) {
-                    let from = try #require(d["from"] as? String), to = try #require(d["to"] as? String)
+                let client = try #require(c["client"] as? String), server = try #require(c["server"] as? String)
+                for (i, d) in try #require(c["directions"] as? [[String: Any]]).enumerated() {
+                    let (from, to) = i == 0 ? (client, server) : (server, client)
                     let port = { (endpoint: String) in endpoint.split(separator: ":").last.map(String.init) ?? "" }
                     guard port(from) != port(to) else { continue }  // tshark's fields could not tell the directions apart
                     // What the receiver sent concerns this direction's data.

@@ -24,7 +24,7 @@ let canCapture = geteuid() == 0
         for c in report["connections"] as? [[String: Any]] ?? [] {
             let server = c["server"] as! String
             let port = Int(server.split(separator: ":").last!)!
-            let figures = (c["directions"] as! [[String: Any]]).map { $0["figures"] as! [String: Any] }
+            let figures = (c["directions"] as! [[String: Any]]).map { $0["figures"] as? [String: Any] ?? [:] }
             result[port] = figures.map { $0["messages"] as? Int ?? 0 }  // a connection's zero figures are left out
             #expect(figures.allSatisfy { $0["malformed"] == nil })
         }

@@ -44,13 +44,21 @@ import Testing
         }
     }
 
-    /// Text written before (an endpoint's) reads as the same String written with escaping would,
-    /// whatever its length: beside other output, filling the buffer, and longer than the buffer.
-    @Test func plainTextReadsAsItsStringAtAnyLength() throws {
-        for length in [0, 1, 3, 4, 7, 8, 9, 15, 16, 17, 21, 33, 63, 64, 65, 65_533, 65_534, 65_535, 200_000] {
-            let text = [UInt8]((0..<length).map { UInt8(0x61 + $0 % 26) })
-            let expected = try written { w in w.array { w in w.member { $0.int(7) }; w.member { $0.string(String(decoding: text, as: UTF8.self)) } } }
-            #expect(try written { w in w.array { w in w.member { $0.int(7) }; w.member { w in text.withUnsafeBytes { w.plainString($0) } } } } == expected, "\(length) bytes")
+    /// Endpoints, written digit by digit into the buffer, read as their `description` strings:
+    /// the shortest and longest IPv4 and IPv6 texts, beside other output and at the buffer's end.
+    @Test func endpointsReadAsTheirStrings() throws {
+        let v6 = IPAddress(high: 0xFFFF_FFFF_FFFF_FFFF, low: 0xFFFF_FFFF_FFFF_FFFF)
+        let endpoints = [
+            Endpoint(address: IPAddress(ipv4: 0), port: 0), Endpoint(address: IPAddress(ipv4: 0xFFFF_FFFF), port: 65535),
+            Endpoint(address: IPAddress(ipv4: 0x0A01_0203), port: 9000), Endpoint(address: v6, port: 65535),
+            Endpoint(address: IPAddress(high: 0, low: 1), port: 443),
+        ]
+        for endpoint in endpoints {
+            for filler in [0, 1, 65_400, 65_470, 65_500, 65_530, 65_533, 65_534, 65_535, 70_000] {
+                let text = String(repeating: "a", count: filler)
+                let expected = try written { w in w.array { w in w.member { $0.string(text) }; w.member { $0.string(endpoint.description) } } }
+                #expect(try written { w in w.array { w in w.member { $0.string(text) }; w.member { $0.endpoint(endpoint) } } } == expected, "\(endpoint) after \(filler)")
+            }
         }
     }
 

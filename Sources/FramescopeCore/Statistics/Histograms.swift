@@ -49,6 +49,13 @@ public struct CountHistogram: Sendable, Equatable {
 
     public var isEmpty: Bool { total == 0 }
 
+    /// Every value counted is `maximum` (exactly: the last bucket's values may differ): the
+    /// histogram says nothing the maximum and the total do not.
+    public var holdsOnlyMaximum: Bool {
+        guard total > 0, maximum < Self.limit - 1 else { return false }
+        return maximum < 4 ? Int(small[maximum]) == total : Int(large[maximum - 4]) == total
+    }
+
     /// `(value, count)` for every value seen; the last bucket stands for `limit - 1` and above.
     public var nonZero: [(value: Int, count: Int)] {
         var all: [(value: Int, count: Int)] = []
@@ -247,6 +254,11 @@ public struct QuantileHistogram: Sendable, Equatable {
         var bins: [(lower: Int64, count: Int)] = []
         forEachPowerOfTwoBin { bins.append(($0, $1)) }
         return bins
+    }
+
+    /// Every value lies in one bin of `powerOfTwoBins`: the minimum's, which it and the count say.
+    public var fillsOnePowerOfTwoBin: Bool {
+        count > 0 && minimum.leadingZeroBitCount == maximum.leadingZeroBitCount
     }
 
     /// `powerOfTwoBins` one at a time, lowest first, without storage: buckets come in index order

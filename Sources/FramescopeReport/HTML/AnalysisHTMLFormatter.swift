@@ -24,7 +24,7 @@ public enum AnalysisHTMLFormatter {
         if !r.specSuggestions.isEmpty {
             body += "<h2>SPECs that frame cleanly</h2>\n<ul>" + r.suggestionSentences.map { "<li>\(escapeHTML($0))</li>" }.joined() + "</ul>\n"
         }
-        body += "<footer>framescope · figures as in <code>--format json</code> (framescope.report/2) · definitions in the README</footer>\n"
+        body += "<footer>framescope · figures as in <code>--format json</code> (framescope.report/3) · definitions in the README</footer>\n"
         return """
             <!DOCTYPE html>
             <html lang="en"><head><meta charset="utf-8">
@@ -355,7 +355,8 @@ public enum AnalysisHTMLFormatter {
             }
             out += "<tr><td>\(c.id)</td><td><code class=\"addr\">\(escapeHTML(d.from))</code> → <code class=\"addr\">\(escapeHTML(d.to))</code></td>"
             out += "<td><code>\(escapeHTML(c.dissector ?? "-"))</code></td>"
-            out += cell("messages", Double(f.messages)) + cell("partialPercent", f.partialPercent) + cell("mergedPercent", f.mergedPercent)
+            // (A connection's JSON leaves percentages to its counts: they have no path there.)
+            out += cell("messages", Double(f.messages)) + "<td>\(grouped(f.partialPercent))</td><td>\(grouped(f.mergedPercent))</td>"
             out += cell("naiveReaderLoss", Double(f.naiveReaderLoss)) + cell("malformed", Double(f.malformed))
             out += cell("incompleteAtEnd", Double(f.incompleteAtEnd))
             out += "<td>" + copyable(connectionFilter(c.id, client: c.client, server: c.server, byAddress: r.originalFrames)) + "</td></tr>\n"
