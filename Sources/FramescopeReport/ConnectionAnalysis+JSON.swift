@@ -65,6 +65,7 @@ extension ConnectionAnalysis {
         var members = SparseMembers()
         members.counter(#""bytes":"#, stats.bytes, &w)
         let segments = stats.segments + a.recutSegments
+        // Most directions of a many-connection capture counted nothing: no figures, without the checks in `writeFigures`.
         if segments != 0 || !a.isBlank {
             members.next(#""figures":"#, &w)
             writeFigures(a, segments: segments, check: check, to: &w)
@@ -194,10 +195,8 @@ extension ConnectionAnalysis {
     }
 
     /// `Figures(a, segments:, protobuf:)` as the totals write it, without what the others say
-    /// (see `writeJSON`), and without building `Figures`.
+    /// (see `writeJSON`), and without building `Figures`; for a direction that counted something.
     private func writeFigures(_ a: borrowing DirectionAnalysis, segments: Int, check: ProtobufCheck?, to w: inout JSONWriter) {
-        // Most directions of a many-connection capture counted nothing: `{}` without the checks below.
-        guard segments != 0 || !a.isBlank else { return w.raw("{}") }
         var members = SparseMembers()
         // A histogram only when its maximum and the count of what it counts do not say it all.
         func pairs(_ key: StaticString, _ h: CountHistogram, counting total: Int) {

@@ -35,7 +35,7 @@ import Testing
         let figures = try #require(direction["figures"] as? [String: Any])
         #expect(figures["messages"] as? Int == 200)
         #expect(figures["malformed"] == nil)  // a connection's zero figures are left out
-        // …and what its other figures say: percentages, and histograms of one value
+        // …and what its other figures say: the percentages
         #expect(figures["partialMessages"] != nil && figures["partialPercent"] == nil && figures["naiveReaderLossPercent"] == nil)
         try cli.expectValidReport(result.stdout)
     }
