@@ -63,6 +63,10 @@ import Testing
     }
 
     /// Every corpus capture but DNP3 (CRCs inside its frames: no length rule), its port and framing.
+    /// tls-overlap-zero-window is held to the corpus walk's framing, TLS's lengths without the
+    /// preset's version byte: every direction starts with zeros (corpus README, surprise 3), which
+    /// the preset calls a malformed header and recovers from, and which hide that byte from the
+    /// frames inference walks from the first byte.
     static let corpus: [(name: String, port: Int, spec: String)] = [
         ("amqp-frame-end", 5672, "preset:amqp"), ("bgp-4byte-asn", 179, "preset:bgp"), ("bgp-ppp", 179, "preset:bgp"),
         ("dns-tcp-multirequest", 53, "preset:dns"), ("dns-tcp-tkey", 53, "preset:dns"), ("enip", 3033, "preset:enip"),
@@ -73,7 +77,7 @@ import Testing
         ("pgsql-5000-rows", 5432, "preset:postgres"), ("pgsql-greenhouse", 5432, "preset:postgres"), ("pptp-bigendian", 1723, "preset:pptp"),
         ("rdp-tpkt-fastpath", 3389, "preset:tpkt"), ("s7comm-tpkt", 102, "preset:tpkt"), ("smb-nbss-bigendian", 445, "preset:nbss"),
         ("smb2-nbss", 445, "preset:nbss"), ("tls-ipv6-null", 443, "preset:tls"), ("tls-many-flows-lossy", 443, "preset:tls"),
-        ("tls-mtu300", 443, "preset:tls"), ("tls-overlap-zero-window", 443, "preset:tls"), ("tls-rawip", 443, "preset:tls"),
+        ("tls-mtu300", 443, "preset:tls"), ("tls-overlap-zero-window", 443, "length:offset=3,width=2,type=0:1,max=18437"), ("tls-rawip", 443, "preset:tls"),
         ("tls13-sll2", 443, "preset:tls"), ("redis-sll", 6379, "delimiter"), ("smtp", 587, "delimiter"), ("ftp-ipv6", 21, "delimiter"),
         ("pop3", 110, "delimiter"), ("imap-one-sided", 143, "delimiter"), ("http-pipelined", 80, "delimiter"), ("http-vlan", 80, "delimiter"),
         ("http-nanosecond", 22, "delimiter"),

@@ -136,7 +136,7 @@ extension DissectorSpec {
     /// Built-in protocols: SPEC and what it is.
     public static let presets: [String: (spec: String, about: String)] = [
         "dns": ("length:offset=0,width=2,max=65537", "DNS over TCP (RFC 1035 4.2.2)"),
-        "tls": ("length:offset=3,width=2,type=0:1,max=18437", "TLS records"),
+        "tls": ("length:offset=3,width=2,magic=03@1,type=0:1,max=18437", "TLS records"),
         "mqtt": ("length:offset=1,encoding=varint,type=0:1", "MQTT (remaining length varint)"),
         "postgres": ("", "PostgreSQL v3 (untyped StartupMessage/SSLRequest first)"),
         "mysql": ("length:offset=0,width=3,endian=little,adjust=1", "MySQL packets"),

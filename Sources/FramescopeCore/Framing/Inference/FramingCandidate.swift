@@ -111,10 +111,21 @@ extension FramingCandidate {
             guard let spec = try? DissectorSpec(parsing: "preset:" + name) else { return [] }
             switch spec.kind {
             case .lengthField(let d):
-                return [
+                var candidates = [
                     FramingCandidate(dissector: .lengthField(d), complexity: complexity(d) + 1, preset: name, alwaysJudged: true),
                     FramingCandidate(dissector: .lengthField(d), complexity: complexity(d), alwaysJudged: true),
                 ]
+                // Its lengths without its magic too: where streams start with other bytes (the zeros
+                // an overlapping retransmission left, tls-overlap-zero-window), a walk from the first
+                // byte finds no header with the magic, and frames nothing. Where it finds them, the
+                // variant with the magic cuts the same frames and is named (it says more).
+                if !d.magic.isEmpty {
+                    var plain = d
+                    plain.magic = InlineBytes()
+                    plain.magicOffset = 0
+                    candidates.append(FramingCandidate(dissector: .lengthField(plain), complexity: complexity(d), alwaysJudged: true))
+                }
+                return candidates
             case .postgres(let max):
                 return [FramingCandidate(dissector: .postgres(PostgresDissector(isClient: true, maxFrameLength: max)), complexity: 3, preset: name, alwaysJudged: true)]
             case .delimiter: return []
