@@ -140,7 +140,7 @@ extension DissectorSpec {
         "mqtt": ("length:offset=1,encoding=varint,type=0:1", "MQTT (remaining length varint)"),
         "postgres": ("", "PostgreSQL v3 (untyped StartupMessage/SSLRequest first)"),
         "mysql": ("length:offset=0,width=3,endian=little,adjust=1", "MySQL packets"),
-        "modbus": ("length:offset=4,width=2,type=7:1,min=8", "Modbus/TCP (MBAP)"),
+        "modbus": ("length:offset=4,width=2,magic=0000@2,type=7:1,min=8", "Modbus/TCP (MBAP: protocol identifier 0)"),
         "bgp": ("length:offset=16,width=2,adjust=-18,magic=ffffffffffffffffffffffffffffffff,type=18:1,min=19,max=65535", "BGP-4"),
         "tpkt": ("length:offset=2,width=2,adjust=-4,magic=0300,min=7", "TPKT (RFC 1006: ISO-TSAP, S7comm, RDP)"),
         "kafka": ("length:offset=0,width=4", "Kafka (size-prefixed requests and responses)"),
