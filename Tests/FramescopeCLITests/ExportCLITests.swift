@@ -10,6 +10,8 @@ import Testing
     struct Case: CustomStringConvertible, Sendable {
         var capture: String
         var spec: String
+        /// Bad headers framescope finds in the client-to-server totals, where tshark must stop too.
+        var malformed = 0
         var description: String { "\((capture as NSString).lastPathComponent) \(spec)" }
     }
 
@@ -32,7 +34,7 @@ import Testing
         ("iec104.pcap", "preset:iec104"), ("amqp-frame-end.pcap", "preset:amqp"), ("hislip-u64.pcap", "preset:hislip"), ("enip.pcap", "preset:enip"),
         ("pptp-bigendian.pcap", "preset:pptp"), ("smb2-nbss.pcap", "preset:nbss"), ("git-pktline.pcapng", "preset:git"),
         ("opcua-null.pcap", "preset:opcua"), ("openflow10.pcap", "preset:openflow"),
-    ].map { Case(capture: "\(corpus)/\($0.0)", spec: $0.1) }
+    ].map { Case(capture: "\(corpus)/\($0.0)", spec: $0.1, malformed: $0.0 == "modbus.pcap" ? 1 : 0) }
 
     static let tshark = ["/usr/bin/tshark", "/usr/local/bin/tshark"].first { FileManager.default.isExecutableFile(atPath: $0) }
 
@@ -91,9 +93,10 @@ import Testing
         let counts = try tsharkCounts(c, path: path, roles: roles, script: script, field: "\(id).length")
         for direction in ["clientToServer", "serverToClient"] {
             let f = totals[direction] as! [String: Any]
-            // Nothing damaged by gaps (a malformed header is compared too: modbus stream 5 ends in
-            // 17 bytes whose protocol identifier is not 0, where both stop).
-            #expect(f["damagedByGaps"] as? Int == 0, "\(c) \(direction) has no gap")
+            // Clean, but for the bad headers a case names (modbus stream 5 ends in 17 bytes whose
+            // protocol identifier is not 0, where both stop): so must tshark frame it.
+            let malformed = direction == "clientToServer" ? c.malformed : 0
+            #expect(f["malformed"] as? Int == malformed && f["damagedByGaps"] as? Int == 0, "\(c) \(direction) is clean")
             #expect(counts[direction] == f["messages"] as? Int, "\(c) \(direction): tshark \(counts[direction] ?? -1), framescope \(f["messages"]!)")
         }
     }
