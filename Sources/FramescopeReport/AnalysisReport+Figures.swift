@@ -21,7 +21,7 @@ extension AnalysisReport.Connection {
             let figures = AnalysisReport.Figures(analysis, segments: stats.segments + analysis.recutSegments, protobuf: protobuf)
             return AnalysisReport.DirectionReport(
                 from: from, to: to, bytes: stats.bytes, gapBytes: stats.gapBytes, figures: figures, messageTypes: a.messageTypes(analysis, d), partialTypes: a.partialTypes(analysis, d), mergedTypes: a.mergedTypes(analysis, d),
-                timeline: analysis.timeline.isEmpty ? nil : AnalysisReport.Timeline(analysis.timeline))
+                timeline: analysis.timeline.spansBuckets ? AnalysisReport.Timeline(analysis.timeline) : nil)
         }
     }
 }

@@ -6,8 +6,8 @@ extension ConnectionAnalysis {
     /// thousands and building the human formats' `Connection` and `Figures` for each (arrays,
     /// dictionaries, strings) cost more than the analysis. A direction's figures leave out what
     /// is 0, empty, false or null, and what others say (percentages, histograms of one value or
-    /// one bin); otherwise they are `Figures`' (the tests hold the HTML page's figures, built
-    /// from `Figures`, to these).
+    /// one bin, timelines of one bucket); otherwise they are `Figures`' (the tests hold the HTML
+    /// page's figures, built from `Figures`, to these).
     public func writeJSON(to w: inout JSONWriter, protobuf check: ProtobufCheck?) {
         var idAt = 0
         writeJSON(to: &w, protobuf: check, idAt: &idAt)
@@ -84,7 +84,7 @@ extension ConnectionAnalysis {
             w.counts(types)
         }
         Self.writeTCP(stats, members: &members, to: &w)
-        if !a.timeline.isEmpty {
+        if a.timeline.spansBuckets {
             members.next(#""timeline":"#, &w)
             Self.write(a.timeline, to: &w)
         }

@@ -195,9 +195,12 @@ import Testing
         }
         #expect(markdown.stdout.contains("**Segments per message**") && markdown.stdout.contains("│ █"))
         #expect(markdown.stdout.contains("**Message sizes (powers of two)**"))
-        let anyTimeline = (report["connections"] as? [[String: Any]] ?? []).contains { c in
-            (c["directions"] as? [[String: Any]] ?? []).contains { $0["timeline"] != nil }
+        let timelines = (report["connections"] as? [[String: Any]] ?? []).flatMap { c in
+            (c["directions"] as? [[String: Any]] ?? []).compactMap { $0["timeline"] as? [String: Any] }
         }
+        let anyTimeline = !timelines.isEmpty
+        // Listed only where events span buckets: one bucket would say the direction's totals again.
+        #expect(timelines.allSatisfy { ($0["merged"] as? [Int])?.count ?? 0 > 1 }, "\(name): a timeline of one bucket")
         #expect(markdown.stdout.contains("**Over time**") == anyTimeline, "\(name): a timeline when the JSON has one")
         if (report["eventsTotal"] as? Int ?? 0) > 0 {
             #expect(markdown.stdout.contains("Wireshark: `tcp.stream == "))

@@ -29,6 +29,17 @@ import Testing
         #expect(t.series(.merged).last == 1 && t.series(.merged).count == 20)
     }
 
+    /// A series is what the reports list: events all in the first bucket are the totals again.
+    @Test func aTimelineSpansBucketsOnceAnEventLandsPastTheFirst() {
+        var t = EventTimeline()
+        #expect(!t.spansBuckets)
+        t.add(.merged, at: at(0))
+        t.add(.partial, at: Timestamp(nanoseconds: at(1).nanoseconds - 1))  // the first bucket's last nanosecond
+        #expect(!t.spansBuckets && t.bucketsInUse == 1)
+        t.add(.malformed, at: at(1))
+        #expect(t.spansBuckets && t.series(.malformed) == [0, 1])
+    }
+
     @Test func anEarlierTimestampCountsInTheFirstBucket() {
         var t = EventTimeline()
         t.add(.partial, at: at(10))

@@ -30,6 +30,11 @@ public struct EventTimeline: Sendable, Equatable {
         (0..<bucketsInUse).map { count(kind, inBucket: $0) }
     }
 
+    /// Events in more than one bucket: a series worth reporting. Events all in the first bucket
+    /// say no more than the direction's totals (and the first event's time to a millisecond):
+    /// the reports leave such a timeline out (most timelines of a many-connection capture).
+    public var spansBuckets: Bool { bucketsInUse > 1 }
+
     /// Buckets up to the last one with an event of any kind.
     public var bucketsInUse: Int {
         let stride = Kind.allCases.count
