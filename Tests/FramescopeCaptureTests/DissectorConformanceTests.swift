@@ -1,5 +1,6 @@
 import FramescopeCapture
 @testable import FramescopeCore
+import FramescopeSynthetic
 import Foundation
 import Testing
 
@@ -105,7 +106,7 @@ import Testing
                 let (ours, id, d) = try #require(byEndpoints[key], "\(name): \(key) missing")
                 let place = "\(name) stream \(stream.stream) \(key)"
                 checked += 1
-                if let stop = Self.magicStop(walk, bytes: streams[key] ?? [], spec: name) {
+                if let stop = Self.magicStop(walk, bytes: streams[id.rawValue]?[d.rawValue] ?? [], spec: name) {
                     // The walk frames lengths only; where a header it frames lacks the SPEC's magic,
                     // framescope must call that header malformed, after the same messages.
                     let firstMalformed = events.first { $0.connection == id && $0.direction == d && $0.kind == .malformed }
@@ -150,10 +151,17 @@ import Testing
         return walk.trailing_incomplete_bytes > 0 && lacksMagic(at: offset) ? (Int64(offset), walk.pdu_lengths.count) : nil
     }
 
-    /// Every direction's reassembled bytes, by "src>dst" (what ConformanceTests holds to tshark's).
-    static func streamBytes(_ name: String, _ truth: Truth, corpus: URL) throws -> [String: [UInt8]] {
-        let (table, _) = try analyze([corpus.appendingPathComponent(truth.file).path], sink: BytesSink())
-        return table.sink.streams
+    /// Every direction's reassembled bytes (what ConformanceTests holds to tshark's), by connection
+    /// ID, then direction: the bytes' runs joined, as the directions checked have no gaps.
+    static func streamBytes(_ name: String, _ truth: Truth, corpus: URL) throws -> [Int: [[UInt8]]] {
+        let (table, _) = try analyze([corpus.appendingPathComponent(truth.file).path], sink: StreamRecorder())
+        var streams: [Int: [[UInt8]]] = [:]
+        for (key, stream) in table.sink.streams {
+            streams[key.connection, default: [[], []]][key.direction.rawValue] = stream.runs.reduce(into: []) { bytes, run in
+                if case .bytes(let b) = run { bytes += b }
+            }
+        }
+        return streams
     }
 
     /// Searching for the first boundary (the default), a direction picked up mid-stream either
@@ -169,9 +177,9 @@ import Testing
             for (_, direction) in stream.directions {
                 guard let walk = direction.walk, walk.stopped == nil, (direction.gaps ?? []).isEmpty else { continue }
                 let key = "\(direction.src)>\(direction.dst)"
-                let (ours, _, _) = try #require(byEndpoints[key], "\(name): \(key) missing")
+                let (ours, id, d) = try #require(byEndpoints[key], "\(name): \(key) missing")
                 // Where the magic stops the walk, no walk to agree with (see `magicStop`).
-                if Self.magicStop(walk, bytes: streams[key] ?? [], spec: name) != nil {
+                if Self.magicStop(walk, bytes: streams[id.rawValue]?[d.rawValue] ?? [], spec: name) != nil {
                     if direction.tshark_pdus == 0 { #expect(ours.messages == 0, "\(name) \(key): messages where tshark found none") }
                     continue
                 }
@@ -196,22 +204,4 @@ final class Box: @unchecked Sendable {
     func count(_ id: ConnectionID, _ d: FramescopeCore.Direction, before offset: Int64) -> Int {
         (starts["\(id)/\(d)"] ?? []).filter { $0 < offset }.count
     }
-}
-
-/// Every direction's reassembled bytes, keyed by "from>to".
-struct BytesSink: StatelessStreamSink {
-    var streams: [String: [UInt8]] = [:]
-    private var names: [ConnectionID: [String]] = [:]
-
-    mutating func connectionOpened(_ c: ConnectionInfo) {
-        names[c.id] = ["\(c.client)>\(c.server)", "\(c.server)>\(c.client)"]
-    }
-
-    mutating func data(_ chunk: StreamChunk) {
-        streams[names[chunk.connection]![chunk.direction.rawValue], default: []].append(contentsOf: chunk.bytes)
-    }
-
-    mutating func gap(_ gap: StreamGap) {}
-
-    mutating func connectionClosed(_ summary: ConnectionSummary) {}
 }
