@@ -20,108 +20,130 @@ extension ConnectionAnalysis {
     /// - Parameter idAt: set to the writer's position where the ID's digits start (a line a
     ///   worker spilled gets the capture's ID there).
     func writeJSON(to w: inout JSONWriter, protobuf check: ProtobufCheck?, idAt: inout Int) {
-        let info = summary.info
         // The spec is read once (each read copies it).
         let typed = spec?.hasTypeField == true  // (the types are counted only then: no dictionary to build otherwise)
         w.compact { w in
-            w.raw(#"{"client":"#)
-            w.endpoint(info.client)
+            var at = w.room(256)
+            at = JSONText.raw(#"{"client":"#, at: at)
+            at = w.endpoint(summary.info.client, at: at)
             // Each direction's figures and statistics borrowed where they lie: a copy retains every box they hold.
-            w.raw(#","directions":["#)
+            w.commit(JSONText.raw(#","directions":["#, at: at))
             writeDirection(.clientToServer, figures.clientToServer, summary.directions.clientToServer, typed: typed, check: check, to: &w)
             w.raw(0x2C)
             writeDirection(.serverToClient, figures.serverToClient, summary.directions.serverToClient, typed: typed, check: check, to: &w)
             w.raw(#"],"dissector":"#)
             if let name = spec?.name { w.recurringString(name) } else { w.null() }
-            w.raw(#","end":""#)
-            w.raw(summary.end.literal)
-            w.raw(#"","firstFrame":"#)
-            w.int(info.firstFrame)
-            w.raw(#","firstTime":"#)
-            w.epoch(info.firstSeen)
-            w.raw(#","id":"#)
-            idAt = w.position
-            w.int(info.id.rawValue)
+            at = w.room(512)
+            at = JSONText.raw(#","end":""#, at: at)
+            at = JSONText.raw(summary.end.literal, at: at)
+            at = JSONText.raw(#"","firstFrame":"#, at: at)
+            at = JSONText.integer(Int64(summary.info.firstFrame), at: at)
+            at = JSONText.raw(#","firstTime":"#, at: at)
+            at = w.epoch(summary.info.firstSeen, at: at)
+            at = JSONText.raw(#","id":"#, at: at)
+            idAt = w.position(at: at)
+            at = JSONText.integer(Int64(summary.info.id.rawValue), at: at)
             if let rtt = summary.initialRTTNanoseconds {
-                w.raw(#","initialRTT":"#)
-                w.decimal(rtt, scale: 9)
+                at = JSONText.raw(#","initialRTT":"#, at: at)
+                at = JSONText.scaled(rtt, scale: 9, at: at)
             }
-            w.raw(#","lastTime":"#)
-            w.epoch(summary.lastSeen)
-            w.raw(#","server":"#)
-            w.endpoint(info.server)
-            w.raw(#","start":""#)
-            w.raw(startLiteral)
-            w.raw(#""}"#)
+            at = JSONText.raw(#","lastTime":"#, at: at)
+            at = w.epoch(summary.lastSeen, at: at)
+            at = JSONText.raw(#","server":"#, at: at)
+            at = w.endpoint(summary.info.server, at: at)
+            at = JSONText.raw(#","start":""#, at: at)
+            at = JSONText.raw(startLiteral, at: at)
+            w.commit(JSONText.raw(#""}"#, at: at))
         }
     }
 
     /// A direction without what the connection says (its endpoints: the first direction is the
-    /// client's) or what is 0 or empty: `{}` for one that carried nothing.
+    /// client's) or what is 0 or empty: `{}` for one that carried nothing. Its members go in at a
+    /// pointer (`JSONText`), in room made for a stretch of them (`stretchRoom`, bounded member by
+    /// member); the parts of no fixed size (types, timelines, reasons) through the writer.
     private func writeDirection(
         _ d: Direction, _ a: borrowing DirectionAnalysis, _ stats: borrowing DirectionStatistics, typed: Bool, check: ProtobufCheck?,
         to w: inout JSONWriter
     ) {
         var members = SparseMembers()
-        members.counter(#""bytes":"#, stats.bytes, &w)
+        var at = w.room(Self.stretchRoom)
+        members.counter(#""bytes":"#, stats.bytes, &at)
         let segments = stats.segments + a.recutSegments
         // Most directions of a many-connection capture counted nothing: no figures, without the checks in `writeFigures`.
         if segments != 0 || !a.isBlank {
-            members.next(#""figures":"#, &w)
-            writeFigures(a, segments: segments, check: check, to: &w)
+            members.next(#""figures":"#, &at)
+            writeFigures(a, segments: segments, check: check, at: &at, to: &w)
         }
-        members.counter(#""gapBytes":"#, stats.gapBytes, &w)
-        if typed, let types = mergedTypes(a, d) {
-            members.next(#""mergedTypes":"#, &w)
-            w.counts(types)
+        members.counter(#""gapBytes":"#, stats.gapBytes, &at)
+        if typed {
+            w.commit(at)
+            if let types = mergedTypes(a, d) {
+                members.next(#""mergedTypes":"#, &w)
+                w.counts(types)
+            }
+            if let types = messageTypes(a, d) {
+                members.next(#""messageTypes":"#, &w)
+                w.counts(types)
+            }
+            if let types = partialTypes(a, d) {
+                members.next(#""partialTypes":"#, &w)
+                w.counts(types)
+            }
+            at = w.room(Self.stretchRoom)
         }
-        if typed, let types = messageTypes(a, d) {
-            members.next(#""messageTypes":"#, &w)
-            w.counts(types)
-        }
-        if typed, let types = partialTypes(a, d) {
-            members.next(#""partialTypes":"#, &w)
-            w.counts(types)
-        }
-        Self.writeTCP(stats, members: &members, to: &w)
+        Self.writeTCP(stats, members: &members, at: &at)
         if a.timeline.spansBuckets {
-            members.next(#""timeline":"#, &w)
+            members.next(#""timeline":"#, &at)
+            w.commit(at)
             Self.write(a.timeline, to: &w)
+            at = w.room(Self.stretchRoom)
         }
-        members.close(&w)
+        members.close(&at)
+        w.commit(at)
     }
 
-    /// A direction's TCP figures, `"tcp":{…}`, left out when there are none.
-    private static func writeTCP(_ stats: borrowing DirectionStatistics, members direction: inout SparseMembers, to w: inout JSONWriter) {
+    /// The most a stretch of fixed-size members writes: at most 30 members of a key and a
+    /// number each, or a histogram's 64 pairs.
+    private static let stretchRoom = 3_072
+
+    /// The room `at` is in given back to `w` and a new stretch made.
+    @inline(__always)
+    private static func stretch(_ at: inout UnsafeMutablePointer<UInt8>, _ w: inout JSONWriter) {
+        w.commit(at)
+        at = w.room(stretchRoom)
+    }
+
+    /// A direction's TCP figures, `"tcp":{…}`, left out when there are none (at most 250 bytes).
+    private static func writeTCP(_ stats: borrowing DirectionStatistics, members direction: inout SparseMembers, at: inout UnsafeMutablePointer<UInt8>) {
         let tcp = stats.tcp
         guard tcp.ackRTT.count > 0 || tcp.duplicateAcks > 0 || tcp.zeroWindows > 0 || tcp.windowFull > 0 || stats.retransmissions > 0 else { return }
-        direction.next(#""tcp":"#, &w)
+        direction.next(#""tcp":"#, &at)
         var members = SparseMembers()
         if tcp.ackRTT.count > 0 {
-            members.next(#""ackRTT":"#, &w)
-            w.raw(#"{"count":"#)
-            w.int(tcp.ackRTT.count)
-            w.raw(#","max":"#)
-            w.decimal(Int64(tcp.ackRTT.maximum), scale: 9)  // nanoseconds as seconds
-            w.raw(#","min":"#)
-            w.decimal(Int64(tcp.ackRTT.minimum), scale: 9)
-            w.raw(#","sum":"#)
-            w.decimal(Int64(tcp.ackRTT.sum), scale: 9)
-            w.raw(0x7D)
+            members.next(#""ackRTT":"#, &at)
+            at = JSONText.raw(#"{"count":"#, at: at)
+            at = JSONText.integer(Int64(tcp.ackRTT.count), at: at)
+            at = JSONText.raw(#","max":"#, at: at)
+            at = JSONText.scaled(Int64(tcp.ackRTT.maximum), scale: 9, at: at)  // nanoseconds as seconds
+            at = JSONText.raw(#","min":"#, at: at)
+            at = JSONText.scaled(Int64(tcp.ackRTT.minimum), scale: 9, at: at)
+            at = JSONText.raw(#","sum":"#, at: at)
+            at = JSONText.scaled(Int64(tcp.ackRTT.sum), scale: 9, at: at)
+            at = JSONText.byte(0x7D, at: at)
         }
-        members.counter(#""duplicateAcks":"#, tcp.duplicateAcks, &w)
-        members.counter(#""retransmissions":"#, stats.retransmissions, &w)
-        members.counter(#""windowFull":"#, tcp.windowFull, &w)
-        members.counter(#""zeroWindows":"#, tcp.zeroWindows, &w)
-        members.close(&w)
+        members.counter(#""duplicateAcks":"#, tcp.duplicateAcks, &at)
+        members.counter(#""retransmissions":"#, stats.retransmissions, &at)
+        members.counter(#""windowFull":"#, tcp.windowFull, &at)
+        members.counter(#""zeroWindows":"#, tcp.zeroWindows, &at)
+        members.close(&at)
     }
 
     /// The causes in name order, as `field(_:counts:)` writes their dictionary, without building
-    /// it (a dictionary per direction was a tenth of the listing).
-    private static func write(_ causes: CauseCounts, to w: inout JSONWriter) {
+    /// it (a dictionary per direction was a tenth of the listing). At most 250 bytes.
+    private static func write(_ causes: CauseCounts, at: inout UnsafeMutablePointer<UInt8>) {
         var members = SparseMembers()
-        for cause in causesByName { members.counter(cause.jsonKey, causes[cause], &w) }
-        members.close(&w)
+        for cause in causesByName { members.counter(cause.jsonKey, causes[cause], &at) }
+        members.close(&at)
     }
 
     /// A direction's timeline, the fields of `AnalysisReport.Timeline` (what the human formats
@@ -164,117 +186,132 @@ extension ConnectionAnalysis {
     private static let malformedByName = MalformedReason.allCases.sorted { $0.rawValue < $1.rawValue }
     private static let failuresByName = ProtobufFailure.allCases.sorted { $0.rawValue < $1.rawValue }
 
-    /// A histogram's four points, `{"max":…,"min":…,"p50":…,"p99":…}`, each written by `value`.
-    private static func write(points h: QuantileHistogram, to w: inout JSONWriter, _ value: (Int64, inout JSONWriter) -> Void) {
+    /// A histogram's four points, `{"max":…,"min":…,"p50":…,"p99":…}`, each written by `value`
+    /// (at most 48 bytes each).
+    @inline(__always)
+    private static func write(
+        points h: QuantileHistogram, at: inout UnsafeMutablePointer<UInt8>, _ value: (Int64, UnsafeMutablePointer<UInt8>) -> UnsafeMutablePointer<UInt8>
+    ) {
         let p = AnalysisReport.Distribution.points(h)
-        w.raw(#"{"max":"#)
-        value(p.max, &w)
-        w.raw(#","min":"#)
-        value(p.min, &w)
-        w.raw(#","p50":"#)
-        value(p.p50, &w)
-        w.raw(#","p99":"#)
-        value(p.p99, &w)
-        w.raw(0x7D)
+        at = value(p.max, JSONText.raw(#"{"max":"#, at: at))
+        at = value(p.min, JSONText.raw(#","min":"#, at: at))
+        at = value(p.p50, JSONText.raw(#","p50":"#, at: at))
+        at = JSONText.byte(0x7D, at: value(p.p99, JSONText.raw(#","p99":"#, at: at)))
     }
 
-    /// `[[a,n],[b,m]]`, the pairs `each` gives.
-    private static func writePairs(to w: inout JSONWriter, _ each: ((Int64, Int) -> Void) -> Void) {
-        w.raw(0x5B)
+    /// `[[a,n],[b,m]]`, the pairs `each` gives: at most 64 (`CountHistogram.limit`, 64
+    /// power-of-two bins), 44 bytes each.
+    @inline(__always)
+    private static func writePairs(at: inout UnsafeMutablePointer<UInt8>, _ each: ((Int64, Int) -> Void) -> Void) {
+        var text = JSONText.byte(0x5B, at: at)
         var first = true
         each { value, n in
-            if !first { w.raw(0x2C) }
+            if !first { text = JSONText.byte(0x2C, at: text) }
             first = false
-            w.raw(0x5B)
-            w.int(value)
-            w.raw(0x2C)
-            w.int(n)
-            w.raw(0x5D)
+            text = JSONText.byte(0x5B, at: text)
+            text = JSONText.integer(value, at: text)
+            text = JSONText.byte(0x2C, at: text)
+            text = JSONText.integer(Int64(n), at: text)
+            text = JSONText.byte(0x5D, at: text)
         }
-        w.raw(0x5D)
+        at = JSONText.byte(0x5D, at: text)
     }
 
     /// `Figures(a, segments:, protobuf:)` as the totals write it, without what the others say
     /// (see `writeJSON`), and without building `Figures`; for a direction that counted something.
-    private func writeFigures(_ a: borrowing DirectionAnalysis, segments: Int, check: ProtobufCheck?, to w: inout JSONWriter) {
+    /// Written at `at` in stretches (`stretchRoom`): a stretch ends before a histogram's pairs and
+    /// before a part of no fixed size.
+    private func writeFigures(
+        _ a: borrowing DirectionAnalysis, segments: Int, check: ProtobufCheck?, at: inout UnsafeMutablePointer<UInt8>, to w: inout JSONWriter
+    ) {
         var members = SparseMembers()
         // A histogram only when its maximum and the count of what it counts do not say it all.
         func pairs(_ key: StaticString, _ h: CountHistogram, counting total: Int) {
             guard !h.isEmpty, !(h.holdsOnlyMaximum && h.total == total) else { return }
-            members.next(key, &w)
-            Self.writePairs(to: &w) { body in h.forEachNonZero { body(Int64($0), $1) } }
+            Self.stretch(&at, &w)
+            members.next(key, &at)
+            Self.writePairs(at: &at) { body in h.forEachNonZero { body(Int64($0), $1) } }
+            Self.stretch(&at, &w)
         }
         if a.assemblyLatencyMicroseconds.maximum > 0 {
-            members.next(#""assemblyLatency":"#, &w)
-            Self.write(points: a.assemblyLatencyMicroseconds, to: &w) { $1.decimal($0, scale: 6) }  // microseconds as seconds
+            members.next(#""assemblyLatency":"#, &at)
+            Self.write(points: a.assemblyLatencyMicroseconds, at: &at) { JSONText.scaled($0, scale: 6, at: $1) }  // microseconds as seconds
         }
-        members.counter(#""boundariesNotFound":"#, a.boundariesNotFound, &w)
+        members.counter(#""boundariesNotFound":"#, a.boundariesNotFound, &at)
         if let bits = a.boundaryEvidenceBits {
-            members.next(#""boundaryEvidenceBits":"#, &w)
-            w.tenths(oneDecimal(bits))
+            members.next(#""boundaryEvidenceBits":"#, &at)
+            at = JSONText.tenths(oneDecimal(bits), at: at)
         }
-        members.counter(#""damagedByGaps":"#, a.damagedByGaps, &w)
-        members.counter(#""incompleteAtEnd":"#, a.incompleteAtEnd, &w)
-        members.counter(#""incompleteBytes":"#, a.incompleteBytes, &w)
-        members.counter(#""leadingBytes":"#, a.leadingBytes, &w)
-        members.counter(#""malformed":"#, a.malformed, &w)
+        members.counter(#""damagedByGaps":"#, a.damagedByGaps, &at)
+        members.counter(#""incompleteAtEnd":"#, a.incompleteAtEnd, &at)
+        members.counter(#""incompleteBytes":"#, a.incompleteBytes, &at)
+        members.counter(#""leadingBytes":"#, a.leadingBytes, &at)
+        members.counter(#""malformed":"#, a.malformed, &at)
         if !a.malformedByReason.isEmpty {
-            members.next(#""malformedByReason":"#, &w)
+            members.next(#""malformedByReason":"#, &at)
+            w.commit(at)
             Self.write(a.malformedByReason, in: Self.malformedByName, to: &w)
+            at = w.room(Self.stretchRoom)
         }
-        members.counter(#""maxMessagesPerSegment":"#, a.messagesPerSegment.maximum, &w)
-        members.counter(#""maxSegmentsPerMessage":"#, a.segmentsPerMessage.maximum, &w)
+        members.counter(#""maxMessagesPerSegment":"#, a.messagesPerSegment.maximum, &at)
+        members.counter(#""maxSegmentsPerMessage":"#, a.segmentsPerMessage.maximum, &at)
         if a.mergedSegments > 0 {
-            members.next(#""mergedCauses":"#, &w)
-            Self.write(a.mergedCauses, to: &w)
+            members.next(#""mergedCauses":"#, &at)
+            Self.write(a.mergedCauses, at: &at)
         }
-        members.counter(#""mergedSegments":"#, a.mergedSegments, &w)
-        members.counter(#""messageBytes":"#, a.messageBytes, &w)
+        members.counter(#""mergedSegments":"#, a.mergedSegments, &at)
+        members.counter(#""messageBytes":"#, a.messageBytes, &at)
         if a.messages > 0 {
-            members.next(#""messageSize":"#, &w)
+            members.next(#""messageSize":"#, &at)
             // Sizes as `Distribution(sizes:)` gives them, doubles: whole numbers below 10^15 read as integers.
-            Self.write(points: a.sizes, to: &w) { v, w in v < 1_000_000_000_000_000 ? w.int(v) : w.double(Double(v)) }
+            Self.write(points: a.sizes, at: &at) { v, at in v < 1_000_000_000_000_000 ? JSONText.integer(v, at: at) : JSONText.shortest(Double(v), at: at) }
             if !a.sizes.fillsOnePowerOfTwoBin {
-                members.next(#""messageSizeBins":"#, &w)
-                Self.writePairs(to: &w) { body in a.sizes.forEachPowerOfTwoBin(body) }
+                Self.stretch(&at, &w)
+                members.next(#""messageSizeBins":"#, &at)
+                Self.writePairs(at: &at) { body in a.sizes.forEachPowerOfTwoBin(body) }
+                Self.stretch(&at, &w)
             }
         }
-        members.counter(#""messages":"#, a.messages, &w)
+        members.counter(#""messages":"#, a.messages, &at)
         pairs(#""messagesPerSegment":"#, a.messagesPerSegment, counting: segments)
-        members.counter(#""naiveReaderLoss":"#, a.naiveReaderLoss, &w)
+        members.counter(#""naiveReaderLoss":"#, a.naiveReaderLoss, &at)
         if a.partialMessages > 0 {
-            members.next(#""partialCauses":"#, &w)
-            Self.write(a.partialCauses, to: &w)
+            members.next(#""partialCauses":"#, &at)
+            Self.write(a.partialCauses, at: &at)
         }
-        members.counter(#""partialMessages":"#, a.partialMessages, &w)
-        members.counter(#""preambleBytes":"#, a.preambleBytes, &w)
+        members.counter(#""partialMessages":"#, a.partialMessages, &at)
+        members.counter(#""preambleBytes":"#, a.preambleBytes, &at)
         if let check, a.protobufChecked > 0 {
-            members.next(#""protobuf":"#, &w)
-            w.raw(#"{"checked":"#)
-            w.int(a.protobufChecked)
-            if let schema = check.schema, schema.countBy != nil {
-                w.raw(#","counts":"#)
-                w.counts(Dictionary(a.protobufCounts.map { (schema.countLabel($0.key), $0.value) }, uniquingKeysWith: +))
-            }
+            members.next(#""protobuf":"#, &at)
+            at = JSONText.raw(#"{"checked":"#, at: at)
+            at = JSONText.integer(Int64(a.protobufChecked), at: at)
             // Like the figures around it, without what is 0 or empty (most bodies are valid).
-            if a.protobufInvalid > 0 {
-                w.raw(#","invalid":"#)
-                w.int(a.protobufInvalid)
-                w.raw(#","invalidByReason":"#)
-                Self.write(a.protobufInvalidByReason, in: Self.failuresByName, to: &w)
+            if (check.schema?.countBy != nil) || a.protobufInvalid > 0 {
+                w.commit(at)
+                if let schema = check.schema, schema.countBy != nil {
+                    w.raw(#","counts":"#)
+                    w.counts(Dictionary(a.protobufCounts.map { (schema.countLabel($0.key), $0.value) }, uniquingKeysWith: +))
+                }
+                if a.protobufInvalid > 0 {
+                    w.raw(#","invalid":"#)
+                    w.int(a.protobufInvalid)
+                    w.raw(#","invalidByReason":"#)
+                    Self.write(a.protobufInvalidByReason, in: Self.failuresByName, to: &w)
+                }
+                at = w.room(Self.stretchRoom)
             }
-            w.raw(0x7D)
+            at = JSONText.byte(0x7D, at: at)
         }
-        members.counter(#""resyncs":"#, a.resyncs, &w)
-        members.counter(#""segments":"#, segments, &w)
-        members.counter(#""segmentsOverMSS":"#, a.segmentsOverMSS, &w)
+        members.counter(#""resyncs":"#, a.resyncs, &at)
+        members.counter(#""segments":"#, segments, &at)
+        members.counter(#""segmentsOverMSS":"#, a.segmentsOverMSS, &at)
         pairs(#""segmentsPerMessage":"#, a.segmentsPerMessage, counting: a.messages)
         if a.stopped {
-            members.next(#""stopped":"#, &w)
-            w.raw("true")
+            members.next(#""stopped":"#, &at)
+            at = JSONText.raw("true", at: at)
         }
-        members.counter(#""undissectedBytes":"#, a.undissectedBytes, &w)
-        members.close(&w)
+        members.counter(#""undissectedBytes":"#, a.undissectedBytes, &at)
+        members.close(&at)
     }
 }
 
@@ -314,6 +351,34 @@ private struct SparseMembers {
 
     func close(_ w: inout JSONWriter) {
         if opened { w.raw(0x7D) } else { w.raw("{}") }
+    }
+
+    // The same at a pointer, in room made for them (`JSONWriter.room`): each member at most
+    // its key and 21 bytes.
+
+    @inline(__always)
+    mutating func next(_ key: StaticString, _ at: inout UnsafeMutablePointer<UInt8>) {
+        at = JSONText.raw(key, at: JSONText.byte(opened ? 0x2C : 0x7B, at: at))
+        opened = true
+    }
+
+    @inline(__always)
+    mutating func counter(_ key: StaticString, _ value: Int, _ at: inout UnsafeMutablePointer<UInt8>) {
+        guard value != 0 else { return }
+        next(key, &at)
+        at = JSONText.integer(Int64(value), at: at)
+    }
+
+    @inline(__always)
+    mutating func counter(_ key: StaticString, _ value: Int64, _ at: inout UnsafeMutablePointer<UInt8>) {
+        guard value != 0 else { return }
+        next(key, &at)
+        at = JSONText.integer(value, at: at)
+    }
+
+    @inline(__always)
+    func close(_ at: inout UnsafeMutablePointer<UInt8>) {
+        at = opened ? JSONText.byte(0x7D, at: at) : JSONText.raw("{}", at: at)
     }
 }
 

@@ -29,6 +29,9 @@ public final class ConnectionListing: @unchecked Sendable {
     private let report: ReportStream?
     private var nextInReport = 0
     private var ndjson: JSONWriter?
+    /// `spill != nil` and `ndjson != nil`, known without copying either (a copy of each per
+    /// connection, with a retain and a release, cost 250 instructions).
+    private let lists: Bool, writesNDJSON: Bool
     /// A combined listing's lines: each worker's listing, and which worker holds each of the
     /// capture's IDs (a worker's IDs follow the capture's order: both number by first frame).
     private var workers: [ConnectionListing] = []
@@ -62,6 +65,8 @@ public final class ConnectionListing: @unchecked Sendable {
             spill!.keepsIDOffsets = renumberable
         }
         if let ndjsonFD { ndjson = JSONWriter(fd: ndjsonFD, layout: .lines) }
+        lists = spillAll
+        writesNDJSON = ndjsonFD != nil
     }
 
     deinit {
@@ -74,8 +79,8 @@ public final class ConnectionListing: @unchecked Sendable {
     public func add(_ analysis: ConnectionAnalysis) {
         rank(analysis)
         noteSuggestionCandidates(analysis)
-        if spill != nil { list(analysis) }
-        if ndjson != nil {
+        if lists { list(analysis) }
+        if writesNDJSON {
             analysis.writeJSON(to: &ndjson!, protobuf: protobuf)
             ndjson!.endLine()
         }
@@ -99,7 +104,7 @@ public final class ConnectionListing: @unchecked Sendable {
 
     /// Writes what is buffered for `--connections-ndjson`; false when a write failed.
     public func finishStream() -> Bool {
-        guard ndjson != nil else { return true }
+        guard writesNDJSON else { return true }
         ndjson!.flush()
         return !ndjson!.failed
     }

@@ -36,6 +36,10 @@ public struct JSONWriter {
     private var otherEpochSeconds: (value: Int64, text: SIMD32<UInt8>, count: Int) = (0, SIMD32(), 0)
     /// The last `recurringString` and its JSON (nil when it went out before it could be kept).
     private var recurring: (text: String, json: [UInt8]?) = ("", nil)
+    /// The last two endpoints written (their texts in `out.endpointTexts`; `count` 0: none yet)
+    /// and which of them came last.
+    private var keptEndpoints = (Endpoint(address: IPAddress(high: 0, low: 0), port: 0), 0, Endpoint(address: IPAddress(high: 0, low: 0), port: 0), 0)
+    private var lastEndpointSlot = 0
 
     public init(fd: Int32, layout: Layout = .pretty) {
         self.fd = fd
@@ -44,6 +48,31 @@ public struct JSONWriter {
 
     /// Bytes written so far, buffered ones included: where the next value starts in the file.
     public var position: Int { flushed + out.count }
+
+    /// Room for `bytes` more (at most `maxRoom`), the buffer flushed first when it lacks them:
+    /// where they go. Pieces are written there (`JSONText`), and `commit` takes their end.
+    @inline(__always)
+    mutating func room(_ bytes: Int) -> UnsafeMutablePointer<UInt8> {
+        precondition(bytes <= Self.maxRoom)
+        if out.count &+ bytes > OutputBuffer.capacity { flush() }
+        roomEnd = out.base + out.count + bytes
+        return out.base + out.count
+    }
+
+    /// Where `at`, in the room `room` made, is in the file (`position` for bytes written there).
+    func position(at: UnsafeMutablePointer<UInt8>) -> Int { flushed + (at - out.base) }
+
+    /// The bytes up to `end` written in the room `room` made.
+    @inline(__always)
+    mutating func commit(_ end: UnsafeMutablePointer<UInt8>) {
+        precondition(end >= out.base + out.count && end <= roomEnd, "JSON written past the room made for it")
+        out.count = end - out.base
+    }
+
+    /// The most one `room` holds; the buffer has as much again past its capacity, so a run that
+    /// overstepped its room traps in `commit` before it corrupts memory.
+    static let maxRoom = 4096
+    private var roomEnd = UnsafeMutablePointer<UInt8>(bitPattern: 1)!
 
     // MARK: Containers
 
@@ -319,29 +348,20 @@ public struct JSONWriter {
     private mutating func decimal(_ magnitude: UInt64, negative: Bool) {
         if out.count &+ 21 > OutputBuffer.capacity { flush() }
         var at = out.base + out.count
-        if negative {
-            at[0] = 0x2D
-            at += 1
-        }
-        if magnitude < 10 {  // most counts of a connection's line: one store
-            at[0] = 0x30 &+ UInt8(truncatingIfNeeded: magnitude)
-            at += 1
-        } else {  // the digits' count first, then pairs of them backwards from the table
-            at += decimalDigits(magnitude)
-            writeDigits(magnitude, endingAt: at)
-        }
-        out.count = at - out.base
+        if negative { at = JSONText.byte(0x2D, at: at) }
+        out.count = JSONText.natural(magnitude, at: at) - out.base
     }
 
     public mutating func double(_ value: Double) {
-        if value == value.rounded() && abs(value) < 1e15 { int64(Int64(value)) } else { append(String(value)) }
+        if out.count &+ JSONText.scaledRoom > OutputBuffer.capacity { flush() }
+        out.count = JSONText.shortest(value, at: out.base + out.count) - out.base
     }
 
     /// A value of one decimal (a percentage or bits rounded to tenths, `k / 10`), as `double`
     /// writes it, without `Double.description`.
     public mutating func tenths(_ value: Double) {
-        guard abs(value) < 1e14 else { return double(value) }
-        decimal(Int64((value * 10).rounded()), scale: 1)
+        if out.count &+ JSONText.scaledRoom > OutputBuffer.capacity { flush() }
+        out.count = JSONText.tenths(value, at: out.base + out.count) - out.base
     }
 
     /// A string whose text `write` puts straight into the buffer: at most `capacity` bytes, none
@@ -355,7 +375,35 @@ public struct JSONWriter {
 
     /// An endpoint as a string, its text made digit by digit in the buffer (`Endpoint.write`).
     public mutating func endpoint(_ endpoint: Endpoint) {
-        plainString(capacity: Endpoint.maxTextLength) { endpoint.write(into: $0, at: $1) }
+        if out.count &+ Self.endpointRoom > OutputBuffer.capacity { flush() }
+        out.count = self.endpoint(endpoint, at: out.base + out.count) - out.base
+    }
+
+    /// The most `endpoint(_:at:)` writes.
+    static let endpointRoom = Endpoint.maxTextLength + 2
+
+    /// `endpoint(endpoint)` at `at`, in room made for it (`room`). The texts of the last two
+    /// endpoints written are kept: a connection's line has its client and its server, and most
+    /// lines of a capture share one of them.
+    mutating func endpoint(_ endpoint: Endpoint, at: UnsafeMutablePointer<UInt8>) -> UnsafeMutablePointer<UInt8> {
+        at[0] = 0x22
+        let text = at + 1, count: Int, slot: Int
+        if keptEndpoints.1 != 0 && endpoint == keptEndpoints.0 {
+            (slot, count) = (0, keptEndpoints.1)
+            EndpointText.copy(from: out.endpointTexts, to: text)
+        } else if keptEndpoints.3 != 0 && endpoint == keptEndpoints.2 {
+            (slot, count) = (1, keptEndpoints.3)
+            EndpointText.copy(from: out.endpointTexts + EndpointText.size, to: text)
+        } else {  // written in place, then kept in the slot used less recently
+            count = endpoint.write(into: UnsafeMutableBufferPointer(start: text, count: Endpoint.maxTextLength), at: 0)
+            slot = 1 - lastEndpointSlot
+            EndpointText.copy(from: text, to: out.endpointTexts + slot * EndpointText.size)
+            if slot == 0 { keptEndpoints.0 = endpoint; keptEndpoints.1 = count } else { keptEndpoints.2 = endpoint; keptEndpoints.3 = count }
+        }
+        lastEndpointSlot = slot
+        // `size` bytes copied, `count` of them kept: the room covers the rest.
+        text[count] = 0x22
+        return text + count + 1
     }
 
     /// Bytes in lower-case hex, separated by spaces (`hex(bytes)`), without the String.
@@ -368,11 +416,20 @@ public struct JSONWriter {
     /// line to line: the digits of the last two seconds written are kept and copied (a
     /// connection's line has two or three times; their digits were a twentieth of the listing).
     public mutating func epoch(_ time: Timestamp) {
+        if out.count &+ Self.epochRoom > OutputBuffer.capacity { flush() }
+        out.count = epoch(time, at: out.base + out.count) - out.base
+    }
+
+    /// The most `epoch(_:at:)` writes (a 32-byte store of the seconds' digits, the point, nine
+    /// digits and the quotes).
+    static let epochRoom = 64
+
+    /// `epoch(time)` at `at`, in room made for it (`room`).
+    mutating func epoch(_ time: Timestamp, at start: UnsafeMutablePointer<UInt8>) -> UnsafeMutablePointer<UInt8> {
         let parts = time.nanoseconds.quotientAndRemainder(dividingBy: 1_000_000_000)
         let seconds = parts.remainder < 0 ? parts.quotient - 1 : parts.quotient
         let nanoseconds = parts.remainder < 0 ? parts.remainder + 1_000_000_000 : parts.remainder
-        if out.count &+ 64 > OutputBuffer.capacity { flush() }
-        var at = out.base + out.count
+        var at = start
         at[0] = 0x22
         at += 1
         if seconds != epochSeconds.value || epochSeconds.count == 0 {
@@ -405,69 +462,14 @@ public struct JSONWriter {
         }
         at[1] = 0x30 &+ UInt8(truncatingIfNeeded: v)
         at[10] = 0x22
-        out.count = at + 11 - out.base
+        return at + 11
     }
 
-    /// `double(Double(units) / 10^scale)` — e.g. nanoseconds as seconds — written digit by digit
-    /// instead of through `Double.description` (a fifth of the time of listing 50,000
-    /// connections). The same text: below 10^15 units the value has at most 15 significant
-    /// digits, so its shortest round-trip form is those digits (`3.826e-06`, `0.001048576`,
-    /// `12.5`; exponential below 1e-4, as Swift writes it).
+    /// `double(Double(units) / 10^scale)` — e.g. nanoseconds as seconds — digit by digit
+    /// (`JSONText.scaled`).
     public mutating func decimal(_ units: Int64, scale: Int) {
-        precondition((1...18).contains(scale))
-        let magnitude = units.magnitude
-        guard magnitude < 1_000_000_000_000_000 else { return double(Double(units) / Double(powerOfTen(scale))) }
-        guard magnitude != 0 else { return put(0x30) }
-        if out.count &+ 48 > OutputBuffer.capacity { flush() }
-        var text = out.base + out.count
-        if units < 0 {
-            text[0] = 0x2D
-            text += 1
-        }
-        // The digits are written once, where the text wants most of them, and the point put in
-        // after (a division per trailing zero, a call and a copy cost twice as much: a
-        // direction's round trips write six of these).
-        let count = decimalDigits(magnitude), whole = count &- scale  // digits before the point (none when ≤ 0)
-        var n: Int
-        if count &+ 4 <= scale {  // below 1e-4: d.ddde-XX, as Swift writes it
-            writeDigits(magnitude, endingAt: text + (count &+ 1))  // at 1...count; the first moves left of the point
-            text[0] = text[1]
-            var last = count
-            while text[last] == 0x30 { last &-= 1 }  // (text[1], the first digit, is not 0)
-            text[1] = 0x2E
-            n = last > 1 ? last &+ 1 : 1
-            let exponent = scale &- count &+ 1
-            text[n] = 0x65
-            text[n &+ 1] = 0x2D
-            writePair(exponent, at: text + (n &+ 2))
-            n &+= 4
-        } else if whole > 0 {
-            writeDigits(magnitude, endingAt: text + count)
-            var last = count
-            while last > whole && text[last &- 1] == 0x30 { last &-= 1 }
-            n = whole  // a whole number when no fraction digit is left
-            if last > whole {  // the fraction's digits one to the right, for the point
-                var i = last
-                while i > whole {
-                    text[i] = text[i &- 1]
-                    i &-= 1
-                }
-                text[whole] = 0x2E
-                n = last &+ 1
-            }
-        } else {  // 0.000ddd
-            text[0] = 0x30
-            text[1] = 0x2E
-            n = 2
-            for _ in 0 ..< -whole {
-                text[n] = 0x30
-                n &+= 1
-            }
-            n &+= count
-            writeDigits(magnitude, endingAt: text + n)
-            while text[n &- 1] == 0x30 { n &-= 1 }
-        }
-        out.count = text + n - out.base
+        if out.count &+ JSONText.scaledRoom > OutputBuffer.capacity { flush() }
+        out.count = JSONText.scaled(units, scale: scale, at: out.base + out.count) - out.base
     }
 
     public mutating func bool(_ value: Bool) { append(value ? "true" as StaticString : "false") }
@@ -578,8 +580,17 @@ public struct JSONWriter {
 
     private static let spaces = [UInt8](repeating: 0x20, count: 256)
 
-    /// A line break and the indent (pretty layout only: callers check).
+    /// A line break and the indent (pretty layout only: callers check). Most indents are a few
+    /// levels deep: the break and the spaces in one copy of a literal (a connection's line in the
+    /// report starts with one).
     private mutating func newline() {
+        let shallow: StaticString = "\n                              "
+        if depth &* 2 < shallow.utf8CodeUnitCount {
+            if out.count &+ 64 > OutputBuffer.capacity { flush() }
+            copyShort(from: shallow.utf8Start, to: out.base + out.count, count: depth &* 2 &+ 1)
+            out.count &+= depth &* 2 &+ 1
+            return
+        }
         put(0x0A)
         var indent = depth * 2
         while indent > 0 {
@@ -638,75 +649,27 @@ public struct JSONWriter {
     }
 }
 
-/// `value`'s digits, the last at `end - 1`.
-@inline(__always)
-private func writeDigits(_ value: UInt64, endingAt end: UnsafeMutablePointer<UInt8>) {
-    var at = end, v = value
-    while v >= 100 {
-        let q = v / 100
-        at -= 2
-        writePair(Int(truncatingIfNeeded: v &- q &* 100), at: at)
-        v = q
-    }
-    if v >= 10 {
-        writePair(Int(truncatingIfNeeded: v), at: at - 2)
-    } else {
-        at[-1] = 0x30 &+ UInt8(truncatingIfNeeded: v)
-    }
-}
+/// An endpoint's text kept for the next line (`Endpoint.maxTextLength` bytes, copied whole).
+private enum EndpointText {
+    static let size = 64
 
-/// The two digits of `n` (0...99) at `at`: one load from a table and one store (dividing by 10
-/// took a dozen instructions).
-@inline(__always)
-private func writePair(_ n: Int, at: UnsafeMutablePointer<UInt8>) {
-    let pair = UnsafeRawPointer(digitPairs.utf8Start).loadUnaligned(fromByteOffset: n &* 2, as: UInt16.self)
-    UnsafeMutableRawPointer(at).storeBytes(of: pair, as: UInt16.self)
-}
-
-/// "00" to "99": the two digits of `n` at `2 n`. The report module's own, beside Core's
-/// `writeDecimal` and its table: a build calling Core's digit writers (made inlinable) from here
-/// listed varint-50k in 365.2 M instructions against 354.7 M (callgrind; it changed `epoch` too).
-private var digitPairs: StaticString {
-    "00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899"
-}
-
-/// Copies a few bytes (a key, an endpoint) with two overlapping loads and stores of the widest
-/// size that fits: no loop over bytes, no call (a loop, vectorized with its run-time checks,
-/// cost 60 instructions for an endpoint's 14 bytes).
-@inline(__always)
-private func copyShort(from source: UnsafePointer<UInt8>, to target: UnsafeMutablePointer<UInt8>, count: Int) {
-    let from = UnsafeRawPointer(source), to = UnsafeMutableRawPointer(target)
-    func pair<T>(_: T.Type) {  // the first and the last `MemoryLayout<T>.size` bytes
-        to.storeBytes(of: from.loadUnaligned(as: T.self), as: T.self)
-        to.storeBytes(of: from.loadUnaligned(fromByteOffset: count &- MemoryLayout<T>.size, as: T.self), toByteOffset: count &- MemoryLayout<T>.size, as: T.self)
-    }
-    if count >= 16 {
-        var i = 0
-        while i &+ 32 < count {
-            to.storeBytes(of: from.loadUnaligned(fromByteOffset: i, as: SIMD16<UInt8>.self), toByteOffset: i, as: SIMD16<UInt8>.self)
-            i &+= 16
-        }
-        if i &+ 16 < count {
-            to.storeBytes(of: from.loadUnaligned(fromByteOffset: i, as: SIMD16<UInt8>.self), toByteOffset: i, as: SIMD16<UInt8>.self)
-        }
-        let last = count &- 16
-        to.storeBytes(of: from.loadUnaligned(fromByteOffset: last, as: SIMD16<UInt8>.self), toByteOffset: last, as: SIMD16<UInt8>.self)
-    } else if count >= 8 {
-        pair(UInt64.self)
-    } else if count >= 4 {
-        pair(UInt32.self)
-    } else if count > 0 {
-        target[0] = source[0]
-        target[count >> 1] = source[count >> 1]
-        target[count &- 1] = source[count &- 1]
+    @inline(__always)
+    static func copy(from source: UnsafeRawPointer, to target: UnsafeMutableRawPointer) {
+        target.storeBytes(of: source.loadUnaligned(as: SIMD32<UInt8>.self), as: SIMD32<UInt8>.self)
+        target.storeBytes(of: source.loadUnaligned(fromByteOffset: 32, as: SIMD32<UInt8>.self), toByteOffset: 32, as: SIMD32<UInt8>.self)
     }
 }
 
 /// The writer's 64 KiB of buffered output.
 private final class OutputBuffer {
     static let capacity = 1 << 16
-    let base = UnsafeMutablePointer<UInt8>.allocate(capacity: capacity)
+    let base = UnsafeMutablePointer<UInt8>.allocate(capacity: capacity + JSONWriter.maxRoom)
     var count = 0
+    /// The texts of `JSONWriter`'s kept endpoints, one after the other.
+    let endpointTexts = UnsafeMutableRawPointer.allocate(byteCount: 2 * EndpointText.size, alignment: 32)
 
-    deinit { base.deallocate() }
+    deinit {
+        base.deallocate()
+        endpointTexts.deallocate()
+    }
 }

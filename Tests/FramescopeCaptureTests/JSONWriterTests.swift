@@ -62,6 +62,23 @@ import Testing
         }
     }
 
+    /// Endpoints written one after another by one writer, which keeps the texts of the last two:
+    /// each reads as its `description` however they repeat, alternate or return (a client and a
+    /// server per line, a third one between them, IPv4 and IPv6), and near the end of the buffer.
+    @Test func keptEndpointsReadAsTheirStrings() throws {
+        let server = Endpoint(address: IPAddress(ipv4: 0x0A00_0001), port: 9000)
+        let v6 = Endpoint(address: IPAddress(high: 0x2001_0DB8_0000_0000, low: 1), port: 443)
+        var sequence: [Endpoint] = []
+        for i in 0..<300 { sequence += [Endpoint(address: IPAddress(ipv4: 0x0A01_0000 + UInt32(i / 7)), port: UInt16(10_000 + i % 3)), server] }
+        sequence += [server, server, v6, server, v6, v6, Endpoint(address: IPAddress(ipv4: 0), port: 0), v6, server]
+        for padding in [0, 65_536 - 500] {
+            let filler = String(repeating: "x", count: padding)
+            let fast = try written { w in w.array { w in w.member { $0.string(filler) }; for e in sequence { w.member { $0.endpoint(e) } } } }
+            let slow = try written { w in w.array { w in w.member { $0.string(filler) }; for e in sequence { w.member { $0.string(e.description) } } } }
+            #expect(fast == slow)
+        }
+    }
+
     /// Epoch times read as their `epochString`s: seconds repeated (the kept digits), changed,
     /// negative, zero, the extremes, and near the end of the buffer.
     @Test func epochTimesReadAsTheirStrings() throws {

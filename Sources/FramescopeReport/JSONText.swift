@@ -1,0 +1,187 @@
+import FramescopeCore
+
+/// JSON text written at a pointer into room the caller has made (`JSONWriter.room`): each piece
+/// returns where the next one goes, so a run of them keeps its position in a register instead of
+/// checking and counting the writer's buffer per piece (a connection's line has a hundred pieces).
+enum JSONText {
+    /// Text that needs no escapes, at most 64 bytes: a key with its punctuation (`,"bytes":`).
+    @inline(__always)
+    static func raw(_ text: StaticString, at: UnsafeMutablePointer<UInt8>) -> UnsafeMutablePointer<UInt8> {
+        let count = text.utf8CodeUnitCount
+        precondition(text.hasPointerRepresentation && count <= 64)
+        copyShort(from: text.utf8Start, to: at, count: count)
+        return at + count
+    }
+
+    @inline(__always)
+    static func byte(_ byte: UInt8, at: UnsafeMutablePointer<UInt8>) -> UnsafeMutablePointer<UInt8> {
+        at[0] = byte
+        return at + 1
+    }
+
+    /// At most 20 bytes.
+    @inline(__always)
+    static func natural(_ value: UInt64, at: UnsafeMutablePointer<UInt8>) -> UnsafeMutablePointer<UInt8> {
+        if value < 10 {  // most counts of a connection's line: one store
+            at[0] = 0x30 &+ UInt8(truncatingIfNeeded: value)
+            return at + 1
+        }
+        let end = at + decimalDigits(value)  // the digits' count first, then pairs of them backwards from the table
+        writeDigits(value, endingAt: end)
+        return end
+    }
+
+    /// At most 21 bytes.
+    @inline(__always)
+    static func integer(_ value: Int64, at: UnsafeMutablePointer<UInt8>) -> UnsafeMutablePointer<UInt8> {
+        guard value < 0 else { return natural(UInt64(value), at: at) }
+        at[0] = 0x2D
+        return natural(value.magnitude, at: at + 1)
+    }
+
+    /// The most `scaled` writes.
+    static let scaledRoom = 48
+
+    /// `Double(units) / 10^scale` (e.g. nanoseconds as seconds) as `JSONWriter.double` writes it,
+    /// digit by digit instead of through `Double.description` (a fifth of the time of listing
+    /// 50,000 connections). The same text: below 10^15 units the value has at most 15
+    /// significant digits, so its shortest round-trip form is those digits (`3.826e-06`,
+    /// `0.001048576`, `12.5`; exponential below 1e-4, as Swift writes it). At most `scaledRoom` bytes.
+    static func scaled(_ units: Int64, scale: Int, at start: UnsafeMutablePointer<UInt8>) -> UnsafeMutablePointer<UInt8> {
+        precondition((1...18).contains(scale))
+        let magnitude = units.magnitude
+        guard magnitude < 1_000_000_000_000_000 else { return shortest(Double(units) / Double(powerOfTen(scale)), at: start) }
+        guard magnitude != 0 else { return byte(0x30, at: start) }
+        var text = start
+        if units < 0 {
+            text[0] = 0x2D
+            text += 1
+        }
+        // The digits are written once, where the text wants most of them, and the point put in
+        // after (a division per trailing zero, a call and a copy cost twice as much: a
+        // direction's round trips write six of these).
+        let count = decimalDigits(magnitude), whole = count &- scale  // digits before the point (none when ≤ 0)
+        var n: Int
+        if count &+ 4 <= scale {  // below 1e-4: d.ddde-XX, as Swift writes it
+            writeDigits(magnitude, endingAt: text + (count &+ 1))  // at 1...count; the first moves left of the point
+            text[0] = text[1]
+            var last = count
+            while text[last] == 0x30 { last &-= 1 }  // (text[1], the first digit, is not 0)
+            text[1] = 0x2E
+            n = last > 1 ? last &+ 1 : 1
+            let exponent = scale &- count &+ 1
+            text[n] = 0x65
+            text[n &+ 1] = 0x2D
+            writePair(exponent, at: text + (n &+ 2))
+            n &+= 4
+        } else if whole > 0 {
+            writeDigits(magnitude, endingAt: text + count)
+            var last = count
+            while last > whole && text[last &- 1] == 0x30 { last &-= 1 }
+            n = whole  // a whole number when no fraction digit is left
+            if last > whole {  // the fraction's digits one to the right, for the point
+                var i = last
+                while i > whole {
+                    text[i] = text[i &- 1]
+                    i &-= 1
+                }
+                text[whole] = 0x2E
+                n = last &+ 1
+            }
+        } else {  // 0.000ddd
+            text[0] = 0x30
+            text[1] = 0x2E
+            n = 2
+            for _ in 0 ..< -whole {
+                text[n] = 0x30
+                n &+= 1
+            }
+            n &+= count
+            writeDigits(magnitude, endingAt: text + n)
+            while text[n &- 1] == 0x30 { n &-= 1 }
+        }
+        return text + n
+    }
+
+    /// A value of one decimal (a percentage or bits rounded to tenths, `k / 10`), as `shortest`
+    /// writes it, without `Double.description`. At most `scaledRoom` bytes.
+    static func tenths(_ value: Double, at: UnsafeMutablePointer<UInt8>) -> UnsafeMutablePointer<UInt8> {
+        abs(value) < 1e14 ? scaled(Int64((value * 10).rounded()), scale: 1, at: at) : shortest(value, at: at)
+    }
+
+    /// `value` as `JSONWriter.double` writes it: whole numbers below 10^15 as integers, others as
+    /// `Double.description` (at most 24 bytes).
+    static func shortest(_ value: Double, at: UnsafeMutablePointer<UInt8>) -> UnsafeMutablePointer<UInt8> {
+        if value == value.rounded() && abs(value) < 1e15 { return integer(Int64(value), at: at) }
+        var text = String(value)
+        return text.withUTF8 { utf8 in
+            at.update(from: utf8.baseAddress!, count: utf8.count)
+            return at + utf8.count
+        }
+    }
+}
+
+/// `value`'s digits, the last at `end - 1`.
+@inline(__always)
+func writeDigits(_ value: UInt64, endingAt end: UnsafeMutablePointer<UInt8>) {
+    var at = end, v = value
+    while v >= 100 {
+        let q = v / 100
+        at -= 2
+        writePair(Int(truncatingIfNeeded: v &- q &* 100), at: at)
+        v = q
+    }
+    if v >= 10 {
+        writePair(Int(truncatingIfNeeded: v), at: at - 2)
+    } else {
+        at[-1] = 0x30 &+ UInt8(truncatingIfNeeded: v)
+    }
+}
+
+/// The two digits of `n` (0...99) at `at`: one load from a table and one store (dividing by 10
+/// took a dozen instructions).
+@inline(__always)
+func writePair(_ n: Int, at: UnsafeMutablePointer<UInt8>) {
+    let pair = UnsafeRawPointer(digitPairs.utf8Start).loadUnaligned(fromByteOffset: n &* 2, as: UInt16.self)
+    UnsafeMutableRawPointer(at).storeBytes(of: pair, as: UInt16.self)
+}
+
+/// "00" to "99": the two digits of `n` at `2 n`. The report module's own, beside Core's
+/// `writeDecimal` and its table: a build calling Core's digit writers (made inlinable) from here
+/// listed varint-50k in 365.2 M instructions against 354.7 M (callgrind; it changed `epoch` too).
+var digitPairs: StaticString {
+    "00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899"
+}
+
+/// Copies a few bytes (a key, an endpoint) with two overlapping loads and stores of the widest
+/// size that fits: no loop over bytes, no call (a loop, vectorized with its run-time checks,
+/// cost 60 instructions for an endpoint's 14 bytes).
+@inline(__always)
+func copyShort(from source: UnsafePointer<UInt8>, to target: UnsafeMutablePointer<UInt8>, count: Int) {
+    let from = UnsafeRawPointer(source), to = UnsafeMutableRawPointer(target)
+    func pair<T>(_: T.Type) {  // the first and the last `MemoryLayout<T>.size` bytes
+        to.storeBytes(of: from.loadUnaligned(as: T.self), as: T.self)
+        to.storeBytes(of: from.loadUnaligned(fromByteOffset: count &- MemoryLayout<T>.size, as: T.self), toByteOffset: count &- MemoryLayout<T>.size, as: T.self)
+    }
+    if count >= 16 {
+        var i = 0
+        while i &+ 32 < count {
+            to.storeBytes(of: from.loadUnaligned(fromByteOffset: i, as: SIMD16<UInt8>.self), toByteOffset: i, as: SIMD16<UInt8>.self)
+            i &+= 16
+        }
+        if i &+ 16 < count {
+            to.storeBytes(of: from.loadUnaligned(fromByteOffset: i, as: SIMD16<UInt8>.self), toByteOffset: i, as: SIMD16<UInt8>.self)
+        }
+        let last = count &- 16
+        to.storeBytes(of: from.loadUnaligned(fromByteOffset: last, as: SIMD16<UInt8>.self), toByteOffset: last, as: SIMD16<UInt8>.self)
+    } else if count >= 8 {
+        pair(UInt64.self)
+    } else if count >= 4 {
+        pair(UInt32.self)
+    } else if count > 0 {
+        target[0] = source[0]
+        target[count >> 1] = source[count >> 1]
+        target[count &- 1] = source[count &- 1]
+    }
+}
+
