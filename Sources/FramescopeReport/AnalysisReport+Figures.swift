@@ -8,7 +8,7 @@ extension AnalysisReport.Connection {
         id = info.id.rawValue
         client = info.client.description
         server = info.server.description
-        dissector = a.spec?.name
+        dissector = a.specName
         start = a.startName
         end = a.summary.end.rawValue
         firstTime = info.firstSeen.epochString

@@ -21,7 +21,7 @@ extension ConnectionAnalysis {
     ///   worker spilled gets the capture's ID there).
     func writeJSON(to w: inout JSONWriter, protobuf check: ProtobufCheck?, idAt: inout Int) {
         // The spec is read once (each read copies it).
-        let typed = spec?.hasTypeField == true  // (the types are counted only then: no dictionary to build otherwise)
+        let typed = specHasTypeField  // (the types are counted only then: no dictionary to build otherwise)
         w.compact { w in
             var at = w.room(256)
             at = JSONText.raw(#"{"client":"#, at: at)
@@ -32,7 +32,7 @@ extension ConnectionAnalysis {
             w.raw(0x2C)
             writeDirection(.serverToClient, figures.serverToClient, summary.directions.serverToClient, typed: typed, check: check, to: &w)
             w.raw(#"],"dissector":"#)
-            if let name = spec?.name { w.recurringString(name) } else { w.null() }
+            if let name = specName { w.recurringString(name) } else { w.null() }
             at = w.room(512)
             at = JSONText.raw(#","end":""#, at: at)
             at = JSONText.raw(summary.end.literal, at: at)
@@ -221,6 +221,7 @@ extension ConnectionAnalysis {
     /// (see `writeJSON`), and without building `Figures`; for a direction that counted something.
     /// Written at `at` in stretches (`stretchRoom`): a stretch ends before a histogram's pairs and
     /// before a part of no fixed size.
+    @inline(never)
     private func writeFigures(
         _ a: borrowing DirectionAnalysis, segments: Int, check: ProtobufCheck?, at: inout UnsafeMutablePointer<UInt8>, to w: inout JSONWriter
     ) {

@@ -177,7 +177,7 @@ public final class ConnectionListing: @unchecked Sendable {
 
     private func noteSuggestionCandidates(_ analysis: ConnectionAnalysis) {
         // Length fields only, checked first: most connections end here without touching their figures.
-        guard let spec = analysis.spec, case .lengthField = spec.kind else { return }
+        guard analysis.isLengthFramed else { return }
         let troubled = Direction.allCases.filter(analysis.endedInTrouble)
         guard !troubled.isEmpty else { return }
         let id = analysis.summary.info.id

@@ -71,6 +71,6 @@ extension ConnectionAnalysis {
     public func renumbered(_ id: ConnectionID) -> ConnectionAnalysis {
         var summary = summary
         summary.info.id = id
-        return ConnectionAnalysis(summary: summary, spec: spec, directions: directions)
+        return ConnectionAnalysis(summary: summary, plan: plan, directions: directions)
     }
 }

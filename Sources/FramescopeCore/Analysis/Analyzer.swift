@@ -24,8 +24,20 @@ public struct DissectorChoice: Sendable {
 /// kilobyte records.
 public final class ConnectionAnalysis: Sendable {
     public let summary: ConnectionSummary
+    /// The plan of the SPEC that framed this connection, shared by every connection it framed
+    /// (nil when no dissector applied): a copy of the SPEC per connection cost 900 instructions
+    /// to make and free (its strings, tables and sets), a fortieth of the run on 50,000 flows.
+    let plan: FramingPlan?
     /// nil when no dissector applied to this connection.
-    public let spec: DissectorSpec?
+    public var spec: DissectorSpec? { plan?.spec }
+    /// `spec?.name`, `spec?.hasTypeField` and whether it frames by a length field, without a
+    /// copy of the SPEC (a report reads them for every connection).
+    public var specName: String? { plan?.spec.name }
+    public var specHasTypeField: Bool { plan?.spec.hasTypeField ?? false }
+    public var isLengthFramed: Bool {
+        guard let plan, case .lengthField = plan.spec.kind else { return false }
+        return true
+    }
     /// Whether a dissector applied (then `figures` are its; else they are blank).
     public let isDissected: Bool
     /// What the dissector found per direction. Stored plainly, not as an optional: reading a
@@ -36,9 +48,9 @@ public final class ConnectionAnalysis: Sendable {
     /// nil when no dissector applied to this connection.
     public var directions: PerDirection<DirectionAnalysis>? { isDissected ? figures : nil }
 
-    init(summary: ConnectionSummary, spec: DissectorSpec?, directions: PerDirection<DirectionAnalysis>?) {
+    init(summary: ConnectionSummary, plan: FramingPlan?, directions: PerDirection<DirectionAnalysis>?) {
         self.summary = summary
-        self.spec = spec
+        self.plan = plan
         // `if let`, not `??`: the generic `??` copied both directions' figures through value
         // witnesses (350 instructions each).
         if let directions {
@@ -293,7 +305,7 @@ public struct Analyzer: StreamSink {
         let framing: Framing
         switch state {
         case .undissected:
-            keep(ConnectionAnalysis(summary: summary, spec: nil, directions: nil))
+            keep(ConnectionAnalysis(summary: summary, plan: nil, directions: nil))
             return
         case .waiting(let plan):
             keep(Self.analysis(summary, untouched: plan))
@@ -325,7 +337,7 @@ public struct Analyzer: StreamSink {
     /// A connection still open, with its figures so far (the live view).
     public func analysis(ofOpen summary: ConnectionSummary, _ state: ConnectionFraming) -> ConnectionAnalysis {
         switch state {
-        case .undissected: ConnectionAnalysis(summary: summary, spec: nil, directions: nil)
+        case .undissected: ConnectionAnalysis(summary: summary, plan: nil, directions: nil)
         case .waiting(let plan): Self.analysis(summary, untouched: plan)
         case .framing(let framing): Self.analysis(summary, framing)
         }
@@ -341,7 +353,7 @@ public struct Analyzer: StreamSink {
         }
         let directions = PerDirection(
             clientToServer: untouched(summary.directions.clientToServer), serverToClient: untouched(summary.directions.serverToClient))
-        return ConnectionAnalysis(summary: summary, spec: plan.spec, directions: directions)
+        return ConnectionAnalysis(summary: summary, plan: plan, directions: directions)
     }
 
     private static func analysis(_ summary: ConnectionSummary, _ framing: Framing, finished: Bool = false) -> ConnectionAnalysis {
@@ -357,7 +369,7 @@ public struct Analyzer: StreamSink {
             analysis.segmentsOverMSS = summary[direction].segmentsOverMSS
             return analysis
         }
-        return ConnectionAnalysis(summary: summary, spec: framing.spec, directions: directions)
+        return ConnectionAnalysis(summary: summary, plan: framing.plan, directions: directions)
     }
 
     /// Counts a finished connection, streams it out, and keeps it while there is room (past

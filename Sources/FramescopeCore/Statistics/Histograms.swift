@@ -267,16 +267,31 @@ public struct QuantileHistogram: Sendable, Equatable {
     /// instructions a direction).
     public func forEachPowerOfTwoBin(_ body: (_ lower: Int64, _ count: Int) -> Void) {
         var bin = 0, n = zeros  // bin 0 holds the zeros; bin b ≥ 1 the values in [2^(b-1), 2^b)
-        forEachBucket { i, count in
-            let v = lowerBound(i), b = v == 0 ? 0 : 64 - v.leadingZeroBitCount
+        // A bucket's bin from its index, without its lower bound: below `linear` a bucket is its
+        // value; above, `1 << bits` buckets per power of two (the buckets walked without a
+        // closure per bucket: 670 instructions a direction, most of its bins' cost, went there).
+        let bits = Int(storedBits), linear = 2 &<< bits
+        func count(_ i: Int, _ c: UInt32) {
+            let b = i < linear ? 64 &- UInt64(truncatingIfNeeded: i).leadingZeroBitCount : (i &- linear) &>> bits &+ bits &+ 2
             if b != bin {
-                if n > 0 { body(bin == 0 ? 0 : Int64(1) << (bin - 1), n) }
+                if n > 0 { body(bin == 0 ? 0 : Int64(1) &<< (bin &- 1), n) }
                 bin = b
                 n = 0
             }
-            n += Int(count)
+            n &+= Int(c)
         }
-        if n > 0 { body(bin == 0 ? 0 : Int64(1) << (bin - 1), n) }
+        if let only = onlyBucket {
+            count(only.index, only.count)
+        } else {
+            buckets.withUnsafeBufferPointer { b in
+                if isDense {
+                    for i in 0..<b.count where b[i] > 0 { count(i, b[i]) }
+                } else {
+                    for k in stride(from: 0, to: b.count, by: 2) { count(Int(b[k]), b[k &+ 1]) }
+                }
+            }
+        }
+        if n > 0 { body(bin == 0 ? 0 : Int64(1) &<< (bin &- 1), n) }
     }
 
     /// Values that were 0, and `(index, count)` of every other bucket in use: with `bits`,
