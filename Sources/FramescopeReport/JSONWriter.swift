@@ -32,10 +32,13 @@ public struct JSONWriter {
     /// the last other seconds before them: a connection's line has its first and last times,
     /// often a second apart (with one kept, varint-50k's listing wrote 107,000 seconds' digits
     /// for 150,000 times).
-    private var epochSeconds: (value: Int64, text: SIMD32<UInt8>, count: Int) = (0, SIMD32(), 0)
-    private var otherEpochSeconds: (value: Int64, text: SIMD32<UInt8>, count: Int) = (0, SIMD32(), 0)
-    /// The last `recurringString` and its JSON (nil when it went out before it could be kept).
-    private var recurring: (text: String, json: [UInt8]?) = ("", nil)
+    private var keptSeconds = (Int64(0), 0, Int64(0), 0)
+    private var lastSecondsSlot = 0
+    /// The last `recurringString`.
+    private var recurring = ""
+    /// The length of its JSON in `out.recurringJSON` (0: not kept: none yet, or longer than
+    /// `OutputBuffer.recurringCapacity`).
+    private var recurringCount = 0
     /// The last two endpoints written (their texts in `out.endpointTexts`; `count` 0: none yet)
     /// and which of them came last.
     private var keptEndpoints = (Endpoint(address: IPAddress(high: 0, low: 0), port: 0), 0, Endpoint(address: IPAddress(high: 0, low: 0), port: 0), 0)
@@ -293,10 +296,20 @@ public struct JSONWriter {
     /// then copied while it comes again (an escape scan and a String's UTF-8 each time cost 400
     /// instructions a line).
     public mutating func recurringString(_ value: String) {
-        if value == recurring.text, let json = recurring.json { return json.withUnsafeBytes { put($0) } }
-        let start = position
+        if recurringCount > 0 && value == recurring {
+            if out.count &+ OutputBuffer.recurringCapacity > OutputBuffer.capacity { flush() }
+            copyShort(from: out.recurringJSON, to: out.base + out.count, count: recurringCount)
+            out.count &+= recurringCount
+            return
+        }
+        if out.count &+ OutputBuffer.recurringCapacity > OutputBuffer.capacity { flush() }
+        let start = out.count, flushedBefore = flushed
         string(value)
-        recurring = (value, unflushed(since: start).map { Array($0) })
+        let count = out.count - start
+        // Kept when it is all still in the buffer and fits what is kept.
+        recurringCount = flushed == flushedBefore && count <= OutputBuffer.recurringCapacity ? count : 0
+        if recurringCount > 0 { out.recurringJSON.update(from: out.base + start, count: count) }
+        recurring = value
     }
 
     /// `string(text + literal + String(number))`, without the String.
@@ -432,26 +445,29 @@ public struct JSONWriter {
         var at = start
         at[0] = 0x22
         at += 1
-        if seconds != epochSeconds.value || epochSeconds.count == 0 {
-            swap(&epochSeconds, &otherEpochSeconds)
-        }
-        if seconds != epochSeconds.value || epochSeconds.count == 0 {
-            // (`writeEpoch` writes `-` and the magnitude; the digits of -1 s are "-1".)
-            var text = SIMD32<UInt8>()
-            let count = withUnsafeMutableBytes(of: &text) { raw in
-                let digits = raw.bindMemory(to: UInt8.self)
-                var n = 0
-                if seconds < 0 {
-                    digits[0] = 0x2D
-                    n = 1
-                }
-                return writeDecimal(seconds.magnitude, into: digits, at: n)
+        // The digits of the last two seconds written are kept (`out.secondsTexts`, 32 bytes
+        // each), found by their value; new seconds go where the older ones were.
+        let slot: Int, count: Int
+        if keptSeconds.1 != 0 && seconds == keptSeconds.0 {
+            (slot, count) = (0, keptSeconds.1)
+        } else if keptSeconds.3 != 0 && seconds == keptSeconds.2 {
+            (slot, count) = (1, keptSeconds.3)
+        } else {
+            // (`writeDecimal` writes the magnitude; the digits of -1 s are "-1".)
+            slot = 1 &- lastSecondsSlot
+            let text = UnsafeMutableBufferPointer(start: out.secondsTexts + 32 &* slot, count: 32)
+            var n = 0
+            if seconds < 0 {
+                text[0] = 0x2D
+                n = 1
             }
-            epochSeconds = (seconds, text, count)
+            count = writeDecimal(seconds.magnitude, into: text, at: n)
+            if slot == 0 { keptSeconds.0 = seconds; keptSeconds.1 = count } else { keptSeconds.2 = seconds; keptSeconds.3 = count }
         }
+        lastSecondsSlot = slot
         // 32 bytes stored, `count` of them kept: the room asked for above covers the rest.
-        UnsafeMutableRawPointer(at).storeBytes(of: epochSeconds.text, as: SIMD32<UInt8>.self)
-        at += epochSeconds.count
+        UnsafeMutableRawPointer(at).storeBytes(of: UnsafeRawPointer(out.secondsTexts + 32 &* slot).loadUnaligned(as: SIMD32<UInt8>.self), as: SIMD32<UInt8>.self)
+        at += count
         at[0] = 0x2E
         // Nine digits, the nanoseconds zero-padded: four pairs and the first.
         var v = Int(truncatingIfNeeded: nanoseconds)
@@ -667,9 +683,15 @@ private final class OutputBuffer {
     var count = 0
     /// The texts of `JSONWriter`'s kept endpoints, one after the other.
     let endpointTexts = UnsafeMutableRawPointer.allocate(byteCount: 2 * EndpointText.size, alignment: 32)
+    /// The digits of its kept seconds (two, 32 bytes each) and its recurring string's JSON.
+    let secondsTexts = UnsafeMutablePointer<UInt8>.allocate(capacity: 64)
+    static let recurringCapacity = 64
+    let recurringJSON = UnsafeMutablePointer<UInt8>.allocate(capacity: recurringCapacity)
 
     deinit {
         base.deallocate()
         endpointTexts.deallocate()
+        secondsTexts.deallocate()
+        recurringJSON.deallocate()
     }
 }
