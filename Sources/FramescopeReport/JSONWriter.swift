@@ -28,21 +28,18 @@ public struct JSONWriter {
     private var lastKeys: [String?] = []
     #endif
     public private(set) var failed = false
-    /// The seconds of the last `epoch` written and their digits (`count` 0: none yet), and of
-    /// the last other seconds before them: a connection's line has its first and last times,
-    /// often a second apart (with one kept, varint-50k's listing wrote 107,000 seconds' digits
-    /// for 150,000 times).
-    private var keptSeconds = (Int64(0), 0, Int64(0), 0)
-    private var lastSecondsSlot = 0
+    /// The seconds of the last two `epoch`s' digits (texts in `out.secondsTexts`): a connection's
+    /// line has its first and last times, often a second apart (with one kept, varint-50k's
+    /// listing wrote 107,000 seconds' digits for 150,000 times).
+    private var keptSeconds = KeptTexts<Int64, SIMD32<UInt8>>(empty: 0)
     /// The last `recurringString`.
     private var recurring = ""
     /// The length of its JSON in `out.recurringJSON` (0: not kept: none yet, or longer than
     /// `OutputBuffer.recurringCapacity`).
     private var recurringCount = 0
-    /// The last two endpoints written (their texts in `out.endpointTexts`; `count` 0: none yet)
-    /// and which of them came last.
-    private var keptEndpoints = (Endpoint(address: IPAddress(high: 0, low: 0), port: 0), 0, Endpoint(address: IPAddress(high: 0, low: 0), port: 0), 0)
-    private var lastEndpointSlot = 0
+    /// The last two endpoints written (texts in `out.endpointTexts`): a line's client and server,
+    /// and most lines of a capture share one of them.
+    private var keptEndpoints = KeptTexts<Endpoint, EndpointText>(empty: Endpoint(address: IPAddress(high: 0, low: 0), port: 0))
 
     public init(fd: Int32, layout: Layout = .pretty) {
         self.fd = fd
@@ -395,28 +392,15 @@ public struct JSONWriter {
     /// The most `endpoint(_:at:)` writes.
     static let endpointRoom = Endpoint.maxTextLength + 2
 
-    /// `endpoint(endpoint)` at `at`, in room made for it (`room`). The texts of the last two
-    /// endpoints written are kept: a connection's line has its client and its server, and most
-    /// lines of a capture share one of them.
+    /// `endpoint(endpoint)` at `at`, in room made for it (`room`); the last two endpoints'
+    /// texts are kept (`keptEndpoints`).
     mutating func endpoint(_ endpoint: Endpoint, at: UnsafeMutablePointer<UInt8>) -> UnsafeMutablePointer<UInt8> {
         at[0] = 0x22
-        let text = at + 1, count: Int, slot: Int
-        if keptEndpoints.1 != 0 && endpoint == keptEndpoints.0 {
-            (slot, count) = (0, keptEndpoints.1)
-            EndpointText.copy(from: out.endpointTexts, to: text)
-        } else if keptEndpoints.3 != 0 && endpoint == keptEndpoints.2 {
-            (slot, count) = (1, keptEndpoints.3)
-            EndpointText.copy(from: out.endpointTexts + EndpointText.size, to: text)
-        } else {  // written in place, then kept in the slot used less recently
-            count = endpoint.write(into: UnsafeMutableBufferPointer(start: text, count: Endpoint.maxTextLength), at: 0)
-            slot = 1 - lastEndpointSlot
-            EndpointText.copy(from: text, to: out.endpointTexts + slot * EndpointText.size)
-            if slot == 0 { keptEndpoints.0 = endpoint; keptEndpoints.1 = count } else { keptEndpoints.2 = endpoint; keptEndpoints.3 = count }
+        let end = keptEndpoints.write(endpoint, at: at + 1, texts: out.endpointTexts) { text in
+            endpoint.write(into: UnsafeMutableBufferPointer(start: text, count: Endpoint.maxTextLength), at: 0)
         }
-        lastEndpointSlot = slot
-        // `size` bytes copied, `count` of them kept: the room covers the rest.
-        text[count] = 0x22
-        return text + count + 1
+        end[0] = 0x22
+        return end + 1
     }
 
     /// Bytes in lower-case hex, separated by spaces (`hex(bytes)`), without the String.
@@ -445,29 +429,15 @@ public struct JSONWriter {
         var at = start
         at[0] = 0x22
         at += 1
-        // The digits of the last two seconds written are kept (`out.secondsTexts`, 32 bytes
-        // each), found by their value; new seconds go where the older ones were.
-        let slot: Int, count: Int
-        if keptSeconds.1 != 0 && seconds == keptSeconds.0 {
-            (slot, count) = (0, keptSeconds.1)
-        } else if keptSeconds.3 != 0 && seconds == keptSeconds.2 {
-            (slot, count) = (1, keptSeconds.3)
-        } else {
+        at = keptSeconds.write(seconds, at: at, texts: out.secondsTexts) { text in
             // (`writeDecimal` writes the magnitude; the digits of -1 s are "-1".)
-            slot = 1 &- lastSecondsSlot
-            let text = UnsafeMutableBufferPointer(start: out.secondsTexts + 32 &* slot, count: 32)
             var n = 0
             if seconds < 0 {
                 text[0] = 0x2D
                 n = 1
             }
-            count = writeDecimal(seconds.magnitude, into: text, at: n)
-            if slot == 0 { keptSeconds.0 = seconds; keptSeconds.1 = count } else { keptSeconds.2 = seconds; keptSeconds.3 = count }
+            return writeDecimal(seconds.magnitude, into: UnsafeMutableBufferPointer(start: text, count: 32), at: n)
         }
-        lastSecondsSlot = slot
-        // 32 bytes stored, `count` of them kept: the room asked for above covers the rest.
-        UnsafeMutableRawPointer(at).storeBytes(of: UnsafeRawPointer(out.secondsTexts + 32 &* slot).loadUnaligned(as: SIMD32<UInt8>.self), as: SIMD32<UInt8>.self)
-        at += count
         at[0] = 0x2E
         // Nine digits, the nanoseconds zero-padded: four pairs and the first.
         var v = Int(truncatingIfNeeded: nanoseconds)
@@ -665,15 +635,47 @@ public struct JSONWriter {
     }
 }
 
-/// An endpoint's text kept for the next line (`Endpoint.maxTextLength` bytes, copied whole).
-private enum EndpointText {
-    static let size = 64
+/// The texts of the last two values of a kind written (an endpoint, an epoch's seconds), found
+/// by value: a connection's line has a client and a server and two times, and most lines repeat
+/// one of each. A new value's text goes where the one used less recently was.
+private struct KeptTexts<Value: Equatable, Text> {
+    /// Each slot's value, and its text's length (0: the slot is empty).
+    private var values: (Value, Value)
+    private var counts = (0, 0)
+    private var lastSlot = 0
+    /// Bytes a text may take, moved whole as one `Text`: the writer's room covers them.
+    static var size: Int { MemoryLayout<Text>.size }
 
+    /// - Parameter empty: what the empty slots hold (never found: their counts are 0).
+    init(empty: Value) { values = (empty, empty) }
+
+    /// Copies `value`'s text to `at` (`size` bytes, of which the text's are kept) and returns its
+    /// end: the kept one in `texts` (`2 * size` bytes), else the one `make` writes there (at
+    /// most `size` bytes, returning their count).
     @inline(__always)
-    static func copy(from source: UnsafeRawPointer, to target: UnsafeMutableRawPointer) {
-        target.storeBytes(of: source.loadUnaligned(as: SIMD32<UInt8>.self), as: SIMD32<UInt8>.self)
-        target.storeBytes(of: source.loadUnaligned(fromByteOffset: 32, as: SIMD32<UInt8>.self), toByteOffset: 32, as: SIMD32<UInt8>.self)
+    mutating func write(
+        _ value: Value, at: UnsafeMutablePointer<UInt8>, texts: UnsafeMutablePointer<UInt8>, make: (UnsafeMutablePointer<UInt8>) -> Int
+    ) -> UnsafeMutablePointer<UInt8> {
+        let slot: Int, count: Int
+        if counts.0 != 0 && values.0 == value {
+            (slot, count) = (0, counts.0)
+        } else if counts.1 != 0 && values.1 == value {
+            (slot, count) = (1, counts.1)
+        } else {
+            slot = 1 &- lastSlot
+            count = make(texts + slot &* Self.size)
+            if slot == 0 { (values.0, counts.0) = (value, count) } else { (values.1, counts.1) = (value, count) }
+        }
+        lastSlot = slot
+        let text = UnsafeRawPointer(texts + slot &* Self.size).loadUnaligned(as: Text.self)
+        UnsafeMutableRawPointer(at).storeBytes(of: text, as: Text.self)
+        return at + count
     }
+}
+
+/// An endpoint's text as `KeptTexts` moves it: `Endpoint.maxTextLength` bytes.
+private struct EndpointText {
+    var head = SIMD32<UInt8>(), tail = SIMD32<UInt8>()
 }
 
 /// The writer's 64 KiB of buffered output.
@@ -681,10 +683,12 @@ private final class OutputBuffer {
     static let capacity = 1 << 16
     let base = UnsafeMutablePointer<UInt8>.allocate(capacity: capacity + JSONWriter.maxRoom)
     var count = 0
-    /// The texts of `JSONWriter`'s kept endpoints, one after the other.
-    let endpointTexts = UnsafeMutableRawPointer.allocate(byteCount: 2 * EndpointText.size, alignment: 32)
-    /// The digits of its kept seconds (two, 32 bytes each) and its recurring string's JSON.
-    let secondsTexts = UnsafeMutablePointer<UInt8>.allocate(capacity: 64)
+    /// The texts `JSONWriter` keeps (`KeptTexts`: two of each) and its recurring string's JSON.
+    let endpointTexts: UnsafeMutablePointer<UInt8> = {
+        precondition(MemoryLayout<EndpointText>.size >= Endpoint.maxTextLength)
+        return .allocate(capacity: 2 * MemoryLayout<EndpointText>.size)
+    }()
+    let secondsTexts = UnsafeMutablePointer<UInt8>.allocate(capacity: 2 * MemoryLayout<SIMD32<UInt8>>.size)
     static let recurringCapacity = 64
     let recurringJSON = UnsafeMutablePointer<UInt8>.allocate(capacity: recurringCapacity)
 
