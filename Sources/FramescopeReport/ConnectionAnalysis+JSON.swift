@@ -20,7 +20,6 @@ extension ConnectionAnalysis {
     /// - Parameter idAt: set to the writer's position where the ID's digits start (a line a
     ///   worker spilled gets the capture's ID there).
     func writeJSON(to w: inout JSONWriter, protobuf check: ProtobufCheck?, idAt: inout Int) {
-        // The spec is read once (each read copies it).
         let typed = specHasTypeField  // (the types are counted only then: no dictionary to build otherwise)
         w.compact { w in
             var at = w.room(256)
@@ -76,27 +75,25 @@ extension ConnectionAnalysis {
         }
         members.counter(#""gapBytes":"#, stats.gapBytes, &at)
         if typed {
-            w.commit(at)
-            if let types = mergedTypes(a, d) {
-                members.next(#""mergedTypes":"#, &w)
-                w.counts(types)
+            Self.stretch(&at, &w) { w in
+                if let types = mergedTypes(a, d) {
+                    members.next(#""mergedTypes":"#, &w)
+                    w.counts(types)
+                }
+                if let types = messageTypes(a, d) {
+                    members.next(#""messageTypes":"#, &w)
+                    w.counts(types)
+                }
+                if let types = partialTypes(a, d) {
+                    members.next(#""partialTypes":"#, &w)
+                    w.counts(types)
+                }
             }
-            if let types = messageTypes(a, d) {
-                members.next(#""messageTypes":"#, &w)
-                w.counts(types)
-            }
-            if let types = partialTypes(a, d) {
-                members.next(#""partialTypes":"#, &w)
-                w.counts(types)
-            }
-            at = w.room(Self.stretchRoom)
         }
         Self.writeTCP(stats, members: &members, at: &at)
         if a.timeline.spansBuckets {
             members.next(#""timeline":"#, &at)
-            w.commit(at)
-            Self.write(a.timeline, to: &w)
-            at = w.room(Self.stretchRoom)
+            Self.stretch(&at, &w) { Self.write(a.timeline, to: &$0) }
         }
         members.close(&at)
         w.commit(at)
@@ -106,10 +103,12 @@ extension ConnectionAnalysis {
     /// number each, or a histogram's 64 pairs.
     private static let stretchRoom = 3_072
 
-    /// The room `at` is in given back to `w` and a new stretch made.
+    /// Ends the stretch `at` is in, writes what `through` writes through `w` (a part of no fixed
+    /// size), and makes a new stretch.
     @inline(__always)
-    private static func stretch(_ at: inout UnsafeMutablePointer<UInt8>, _ w: inout JSONWriter) {
+    private static func stretch(_ at: inout UnsafeMutablePointer<UInt8>, _ w: inout JSONWriter, through: (inout JSONWriter) -> Void = { _ in }) {
         w.commit(at)
+        through(&w)
         at = w.room(stretchRoom)
     }
 
@@ -221,7 +220,6 @@ extension ConnectionAnalysis {
     /// (see `writeJSON`), and without building `Figures`; for a direction that counted something.
     /// Written at `at` in stretches (`stretchRoom`): a stretch ends before a histogram's pairs and
     /// before a part of no fixed size.
-    @inline(never)
     private func writeFigures(
         _ a: borrowing DirectionAnalysis, segments: Int, check: ProtobufCheck?, at: inout UnsafeMutablePointer<UInt8>, to w: inout JSONWriter
     ) {
@@ -250,9 +248,7 @@ extension ConnectionAnalysis {
         members.counter(#""malformed":"#, a.malformed, &at)
         if !a.malformedByReason.isEmpty {
             members.next(#""malformedByReason":"#, &at)
-            w.commit(at)
-            Self.write(a.malformedByReason, in: Self.malformedByName, to: &w)
-            at = w.room(Self.stretchRoom)
+            Self.stretch(&at, &w) { Self.write(a.malformedByReason, in: Self.malformedByName, to: &$0) }
         }
         members.counter(#""maxMessagesPerSegment":"#, a.messagesPerSegment.maximum, &at)
         members.counter(#""maxSegmentsPerMessage":"#, a.segmentsPerMessage.maximum, &at)
@@ -288,18 +284,18 @@ extension ConnectionAnalysis {
             at = JSONText.integer(Int64(a.protobufChecked), at: at)
             // Like the figures around it, without what is 0 or empty (most bodies are valid).
             if (check.schema?.countBy != nil) || a.protobufInvalid > 0 {
-                w.commit(at)
-                if let schema = check.schema, schema.countBy != nil {
-                    w.raw(#","counts":"#)
-                    w.counts(Dictionary(a.protobufCounts.map { (schema.countLabel($0.key), $0.value) }, uniquingKeysWith: +))
+                Self.stretch(&at, &w) { w in
+                    if let schema = check.schema, schema.countBy != nil {
+                        w.raw(#","counts":"#)
+                        w.counts(Dictionary(a.protobufCounts.map { (schema.countLabel($0.key), $0.value) }, uniquingKeysWith: +))
+                    }
+                    if a.protobufInvalid > 0 {
+                        w.raw(#","invalid":"#)
+                        w.int(a.protobufInvalid)
+                        w.raw(#","invalidByReason":"#)
+                        Self.write(a.protobufInvalidByReason, in: Self.failuresByName, to: &w)
+                    }
                 }
-                if a.protobufInvalid > 0 {
-                    w.raw(#","invalid":"#)
-                    w.int(a.protobufInvalid)
-                    w.raw(#","invalidByReason":"#)
-                    Self.write(a.protobufInvalidByReason, in: Self.failuresByName, to: &w)
-                }
-                at = w.room(Self.stretchRoom)
             }
             at = JSONText.byte(0x7D, at: at)
         }
