@@ -24,10 +24,10 @@ public final class ConnectionListing: @unchecked Sendable {
     private let protobuf: ProtobufCheck?
     /// The `top` worst so far, a min-heap by rank.
     private var worst: [(rank: Trouble, analysis: ConnectionAnalysis)] = []
-    private var spill: Spill?
+    @exclusivity(unchecked) private var spill: Spill?
     /// The report the lines go into as they finish, and the lowest ID not in it yet.
     private let report: ReportStream?
-    private var nextInReport = 0
+    @exclusivity(unchecked) private var nextInReport = 0
     private var ndjson: JSONWriter?
     /// `spill != nil` and `ndjson != nil`, known without copying either (a copy of each per
     /// connection, with a retain and a release, cost 250 instructions).
@@ -40,10 +40,14 @@ public final class ConnectionListing: @unchecked Sendable {
     /// the lowest connection IDs: where a SPEC suggestion is sought.
     public private(set) var suggestionCandidates: [(analysis: ConnectionAnalysis, direction: Direction)] = []
     public static let suggestionLimit = 8
-    /// Lines waiting in memory. In the benchmark's 50,000 connections (varint-50k), up to 1.9 MB
-    /// of lines wait at once, and they start waiting as the most connections are open, the peak
-    /// of the run: 512 KiB keeps most of them and the peak under 64 MiB.
-    public static let memoryBudget = 512 << 10
+    /// Lines waiting in memory with one table. In the benchmark's 50,000 connections
+    /// (varint-50k), up to 1.9 MB of lines wait at once, as the most connections are open (the
+    /// peak of the run): 2 MiB keeps them all, the peak 0.7 MiB higher than with 512 KiB, which
+    /// sent 29,794 of its 47,960 lines through the file.
+    public static let memoryBudget = 2 << 20
+    /// The workers', shared out among them: their lines wait for the end of the run, when the
+    /// capture's IDs are known, so memory spares only some of them the file.
+    public static let workerMemoryBudget = 512 << 10
 
     /// - Parameters:
     ///   - spillAll: keep every connection for a JSON report that lists them all.
@@ -70,10 +74,7 @@ public final class ConnectionListing: @unchecked Sendable {
     }
 
     deinit {
-        if let spill {
-            close(spill.fd)
-            spill.memory.release()
-        }
+        spill?.release()
     }
 
     public func add(_ analysis: ConnectionAnalysis) {
@@ -225,23 +226,24 @@ public struct Trouble: Comparable {
     }
 }
 
-/// Connection lines waiting: in memory (`LineBlock`) while they fit its budget, else in an
+/// Connection lines waiting: in memory (`WaitingLines`) while they fit its budget, else in an
 /// unlinked temporary file, with where each one is: 8 bytes a connection, indexed by ID (IDs are
 /// dense), so a million connections cost 8 MB and no sort.
 private struct Spill {
     let fd: Int32
     var writer: JSONWriter
-    var memory: LineBlock
-    /// By connection ID: `inMemory` for a line in `memory`, the line's offset << 24, its length
-    /// (0: no line; `longLines` holds the length of a line of 16 MiB or more).
+    var memory: WaitingLines
+    /// By connection ID: a `WaitingLines` entry for a line in `memory` (`readInMemory` once read),
+    /// else the line's offset in the file << 24 and its length (0: no line; `longLines` holds the
+    /// length of a line of 16 MiB or more).
     var index: [UInt64] = []
     var longLines: [Int: Int] = [:]
     static let lengthBits: UInt64 = 24
     static let lengthMask: UInt64 = (1 << lengthBits) - 1
-    static let inMemory: UInt64 = 1 << 63
+    static let readInMemory = WaitingLines.flag
 
     init(memoryBudget: Int) throws {
-        memory = LineBlock(budget: memoryBudget)
+        memory = WaitingLines(budget: memoryBudget)
         let folder = temporaryFolder()
         var template = Array((folder + "/framescope-connections-XXXXXX").utf8CString)
         let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
@@ -251,21 +253,27 @@ private struct Spill {
         writer = JSONWriter(fd: fd, layout: .lines)
     }
 
+    /// Closes the file and frees the lines never read.
+    mutating func release() {
+        close(fd)
+        for entry in index where isInMemory(entry) && entry != Self.readInMemory { memory.discard(entry) }
+        memory.close()
+    }
+
+    private func isInMemory(_ entry: UInt64) -> Bool { entry & WaitingLines.flag != 0 }
+
     mutating func append(_ analysis: ConnectionAnalysis, protobuf: ProtobufCheck?) {
         let start = writer.position
         var idAt = 0
         analysis.writeJSON(to: &writer, protobuf: protobuf, idAt: &idAt)
-        let id = analysis.summary.info.id.rawValue, length = UInt64(writer.position - start)
+        let id = analysis.summary.info.id.rawValue, length = writer.position - start
         if id >= index.count { index.append(contentsOf: repeatElement(0, count: id + 1 - index.count)) }
-        if let line = writer.unflushed(since: start), let (offset, moved) = memory.keep(line, id: id) {
+        if let line = writer.unflushed(since: start), let entry = memory.keep(line) {
             writer.takeBack(since: start)
-            if moved {
-                for kept in memory.kept { index[kept.id] = Self.entry(offset: kept.offset, length: kept.length, inMemory: true) }
-            }
-            index[id] = Self.entry(offset: offset, length: Int(length), inMemory: true)
+            index[id] = entry
         } else {
-            if length >= Self.lengthMask { longLines[id] = Int(length) }
-            index[id] = Self.entry(offset: start, length: Int(length), inMemory: false)
+            if length >= Self.lengthMask { longLines[id] = length }
+            index[id] = UInt64(start) << Self.lengthBits | min(UInt64(length), Self.lengthMask)
         }
         guard keepsIDOffsets else { return }
         if id >= idOffsets.count { idOffsets.append(contentsOf: repeatElement(0, count: id + 1 - idOffsets.count)) }
@@ -289,16 +297,11 @@ private struct Spill {
     /// count in the peak, next to the open connections (2 MiB of it with 3 MiB buffers).
     static let batchBytes = 2 << 20, runBytes = 1 << 20, drainBytes = 64 << 10, gapLimit = 8 << 10
 
-    /// The index entry of a line at `offset` (in `memory` or the file): `location`'s counterpart,
-    /// a length of 16 MiB or more standing for the one in `longLines`.
-    private static func entry(offset: Int, length: Int, inMemory: Bool) -> UInt64 {
-        (inMemory ? Self.inMemory : 0) | UInt64(offset) << lengthBits | min(UInt64(length), lengthMask)
-    }
-
+    /// Where a line in the file is (a length of 16 MiB or more stands for the one in `longLines`).
     private func location(_ id: Int) -> (offset: Int, length: Int) {
         let entry = index[id]
         let length = entry & Self.lengthMask == Self.lengthMask ? longLines[id]! : Int(entry & Self.lengthMask)
-        return (Int((entry & ~Self.inMemory) >> Self.lengthBits), length)
+        return (Int(entry >> Self.lengthBits), length)
     }
 
     /// Calls `body` with connection `id`'s line and where its ID starts in it (with
@@ -307,9 +310,10 @@ private struct Spill {
     private mutating func read(_ id: Int, contiguous: Bool = false, _ body: (UnsafeRawBufferPointer, Int) -> Void) -> Bool {
         guard has(id) else { return false }
         let idAt = keepsIDOffsets ? Int(idOffsets[id]) : 0
-        if index[id] & Self.inMemory != 0 {
-            let (offset, length) = location(id)
-            memory.read(id: id, offset: offset, length: length) { body($0, idAt) }
+        let entry = index[id]
+        if isInMemory(entry) {
+            index[id] = Self.readInMemory
+            memory.read(entry) { body($0, idAt) }
             return true
         }
         while cursor < slots.count && slots[cursor].id < id { cursor += 1 }
@@ -336,7 +340,7 @@ private struct Spill {
         let (batchLimit, runLimit) = contiguous ? (Self.drainBytes, Self.drainBytes) : (Self.batchBytes, Self.runBytes)
         var total = 0, k = id
         while k < index.count {
-            if index[k] & Self.inMemory != 0 {  // read from memory when its turn comes
+            if isInMemory(index[k]) {  // read from memory when its turn comes
             } else if index[k] != 0 {
                 let length = location(k).length
                 if !slots.isEmpty && total + length > batchLimit { break }

@@ -44,7 +44,7 @@ struct AnalysisChain {
             listing = try ConnectionListing(
                 scope: options.connections, top: top, protobuf: check, spillAll: format == .json && options.connections == .all,
                 ndjsonFD: connectionLines?.fd, renumberable: share != nil, report: report,
-                memoryBudget: Int(Double(ConnectionListing.memoryBudget) * (share ?? 1)))
+                memoryBudget: share.map { Int(Double(ConnectionListing.workerMemoryBudget) * $0) } ?? ConnectionListing.memoryBudget)
         } catch { throw Failure(message: "\(error)") }
         let listing = listing
         if listsOffThread {
