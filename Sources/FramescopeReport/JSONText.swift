@@ -39,6 +39,41 @@ enum JSONText {
         return natural(value.magnitude, at: at + 1)
     }
 
+    /// `"text"` when its UTF-8 needs no escapes and has at most `limit` bytes (at most `limit` + 2
+    /// written); else nil, for the writer's `string` to escape it.
+    @inline(__always)
+    static func plainString(_ text: String, limit: Int, at: UnsafeMutablePointer<UInt8>) -> UnsafeMutablePointer<UInt8>? {
+        plainText(text, limit: limit, at: byte(0x22, at: at)).map { byte(0x22, at: $0) }
+    }
+
+    /// `text`'s UTF-8, unquoted, when it needs no escapes and has at most `limit` bytes; else nil.
+    static func plainText(_ text: String, limit: Int, at: UnsafeMutablePointer<UInt8>) -> UnsafeMutablePointer<UInt8>? {
+        var text = text
+        return text.withUTF8 { utf8 in
+            guard utf8.count <= limit, !needsEscape(utf8) else { return nil }
+            if let source = utf8.baseAddress { copyShort(from: source, to: at, count: utf8.count) }
+            return at + utf8.count
+        }
+    }
+
+    /// `"e0 ad 1a"`: bytes in lower-case hex, separated by spaces, as `JSONWriter.hex` writes them
+    /// (3 × count + 1 bytes at most).
+    static func hexString(_ bytes: [UInt8], at: UnsafeMutablePointer<UInt8>) -> UnsafeMutablePointer<UInt8> {
+        var text = byte(0x22, at: at)
+        let pairs = UnsafeRawPointer(hexPairs.utf8Start)
+        for (i, b) in bytes.enumerated() {
+            if i > 0 { text = byte(0x20, at: text) }
+            UnsafeMutableRawPointer(text).storeBytes(of: pairs.loadUnaligned(fromByteOffset: Int(b) &* 2, as: UInt16.self), as: UInt16.self)
+            text += 2
+        }
+        return byte(0x22, at: text)
+    }
+
+    /// "00" to "ff": the two hex digits of `n` at `2 n`.
+    private static var hexPairs: StaticString {
+        "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f202122232425262728292a2b2c2d2e2f303132333435363738393a3b3c3d3e3f404142434445464748494a4b4c4d4e4f505152535455565758595a5b5c5d5e5f606162636465666768696a6b6c6d6e6f707172737475767778797a7b7c7d7e7f808182838485868788898a8b8c8d8e8f909192939495969798999a9b9c9d9e9fa0a1a2a3a4a5a6a7a8a9aaabacadaeafb0b1b2b3b4b5b6b7b8b9babbbcbdbebfc0c1c2c3c4c5c6c7c8c9cacbcccdcecfd0d1d2d3d4d5d6d7d8d9dadbdcdddedfe0e1e2e3e4e5e6e7e8e9eaebecedeeeff0f1f2f3f4f5f6f7f8f9fafbfcfdfeff"
+    }
+
     /// The most `scaled` writes.
     static let scaledRoom = 48
 
@@ -119,6 +154,29 @@ enum JSONText {
             return at + utf8.count
         }
     }
+}
+
+/// Whether JSON needs any of `utf8` escaped (a control character, `"` or `\\`), eight bytes at
+/// a time (a byte at a time, the scan was most of writing an endpoint's string).
+@inline(__always)
+func needsEscape(_ utf8: UnsafeBufferPointer<UInt8>) -> Bool {
+    guard let base = utf8.baseAddress else { return false }
+    let count = utf8.count
+    guard count >= 8 else { return utf8.contains { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C } }
+    let ones: UInt64 = 0x0101_0101_0101_0101
+    func flagged(_ word: UInt64) -> Bool {
+        // A byte below 0x20, or one that XOR makes 0: the high bit of each such byte is left set.
+        let quote = word ^ (0x22 &* ones), backslash = word ^ (0x5C &* ones)
+        let below = (word &- 0x20 &* ones) & ~word, quotes = (quote &- ones) & ~quote, backslashes = (backslash &- ones) & ~backslash
+        return (below | quotes | backslashes) & (0x80 &* ones) != 0
+    }
+    let raw = UnsafeRawPointer(base)
+    var i = 0
+    while i &+ 8 <= count {
+        if flagged(raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)) { return true }
+        i &+= 8
+    }
+    return i < count && flagged(raw.loadUnaligned(fromByteOffset: count &- 8, as: UInt64.self))
 }
 
 /// `value`'s digits, the last at `end - 1`.

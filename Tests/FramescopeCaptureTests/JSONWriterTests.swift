@@ -6,7 +6,7 @@ import Testing
 /// The JSON writer's digit-by-digit forms against what they stand in for.
 @Suite struct JSONWriterTests {
     /// What `body` writes, as text (one compact value).
-    func written(_ body: (inout JSONWriter) -> Void) throws -> String {
+    func written(layout: JSONWriter.Layout = .lines, _ body: (inout JSONWriter) -> Void) throws -> String {
         let path = NSTemporaryDirectory() + "framescope-json-\(UUID().uuidString)"
         let fd = open(path, O_RDWR | O_CREAT | O_EXCL, 0o600)
         try #require(fd >= 0)
@@ -14,7 +14,7 @@ import Testing
             close(fd)
             unlink(path)
         }
-        var w = JSONWriter(fd: fd, layout: .lines)
+        var w = JSONWriter(fd: fd, layout: layout)
         body(&w)
         w.flush()
         return try String(contentsOfFile: path, encoding: .utf8)
@@ -188,5 +188,71 @@ import Testing
         let fast = try written { w in w.array { w in for v in values { w.member { $0.tenths(v) } } } }
         let slow = try written { w in w.array { w in for v in values { w.member { $0.double(v) } } } }
         #expect(fast == slow)
+    }
+
+    /// The word-at-a-time check agrees with a byte-at-a-time one on every length up to 40 and on
+    /// bytes around each one that needs escaping (and UTF-8's high bytes).
+    @Test func escapeCheckAgreesWithEveryByte() {
+        let alphabet: [UInt8] = [0x00, 0x01, 0x1F, 0x20, 0x21, 0x22, 0x23, 0x5B, 0x5C, 0x5D, 0x7F, 0x80, 0x9F, 0xA0, 0xC3, 0xFF, 0x61, 0x30]
+        var seed: UInt64 = 1
+        for length in 0...40 {
+            for _ in 0..<300 {
+                let bytes = (0..<length).map { _ -> UInt8 in
+                    seed = seed &* 6364136223846793005 &+ 1442695040888963407
+                    // Mostly plain letters, so that strings needing no escape come often.
+                    return seed >> 60 < 13 ? 0x61 : alphabet[Int(seed >> 33) % alphabet.count]
+                }
+                let expected = bytes.contains { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C }
+                #expect(bytes.withUnsafeBufferPointer { needsEscape($0) } == expected, "\(bytes)")
+            }
+        }
+    }
+
+    /// An event written at a pointer reads as the same event written member by member through
+    /// `field`: strings to escape and strings too long for the room go through the writer.
+    @Test func eventsReadAsTheirFields() throws {
+        func event(_ k: Int) -> AnalysisReport.Event {
+            AnalysisReport.Event(
+                kind: k % 3 == 0 ? "malformed" : "invalid-protobuf", reason: k % 4 == 0 ? nil : "unmatched-end-group", connection: k,
+                from: k % 5 == 0 ? "[2001:db8::1]:443" : "10.0.0.1:9000", to: "10.1.0.\(k % 256):\(10_000 + k)", offset: Int64(k) * 977 - 5,
+                frame: UInt64(k) * 3 + 1, timestamp: Timestamp(nanoseconds: 1_700_000_000_000_000_000 + Int64(k) * 123_457),
+                bytes: (0..<(k % 20)).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ k) }, length: Int64(k % 7) * 1_000_003,
+                connectionFilter: k % 2 == 0 ? "tcp.stream == \(k)" : "ip.addr == 10.0.0.1 && tcp.port == \(k)",
+                failedAt: k % 3 == 1 ? Int64(k) : nil, failedInFrame: k % 3 == 1 ? UInt64(k) * 3 : nil,
+                evidenceBits: k % 3 == 0 ? Double(k % 500) / 10 : nil,
+                looksLike: k % 6 == 0 ? (k % 12 == 0 ? "TLS \"record\"\n\\ \u{1}" : String(repeating: "HTTP/1.1 ", count: k % 40)) : nil)
+        }
+        let events = (0..<400).map(event)
+        let fast = try written(layout: .pretty) { w in w.object { w in w.key("events"); w.array(events) { w, e in e.write(to: &w) } } }
+        let slow = try written(layout: .pretty) { w in
+            w.object { w in
+                w.key("events")
+                w.array(events) { w, e in
+                    w.object { w in
+                        w.field("bytes", hex: e.bytes)
+                        w.field("connection", e.connection)
+                        if let bits = e.evidenceBits { w.field("evidenceBits", bits) }
+                        if let failedAt = e.failedAt { w.field("failedAt", failedAt) }
+                        if let failedInFrame = e.failedInFrame { w.field("failedInFrame", failedInFrame) }
+                        w.field("frame", e.frame)
+                        w.field("from", e.from)
+                        w.field("kind", e.kind)
+                        w.field("length", e.length)
+                        if let looksLike = e.looksLike { w.field("looksLike", looksLike) }
+                        w.field("offset", e.offset)
+                        if let reason = e.reason { w.field("reason", reason) }
+                        w.field("time", e.timestamp)
+                        w.field("to", e.to)
+                        w.field("wiresharkFilter", e.wiresharkFilter)
+                    }
+                }
+            }
+        }
+        #expect(fast == slow)
+        #expect(fast.contains(#"TLS \"record\"\n\\ \u0001"#))
+        // Parsed back, each event's strings are its own.
+        let parsed = try JSONSerialization.jsonObject(with: Data(fast.utf8)) as! [String: Any]
+        let first = (parsed["events"] as! [[String: Any]])[12]
+        #expect(first["looksLike"] as? String == events[12].looksLike)
     }
 }
