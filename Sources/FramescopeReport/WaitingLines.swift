@@ -41,6 +41,12 @@ struct WaitingLines {
         if chunk == nil || head + n > chunkSize {
             retireChunk()
             guard bytes + chunkSize <= budget, let fresh = aligned_alloc(chunkSize, chunkSize) else { return nil }
+            // An address past 47 bits (five-level page tables, when a process asks for them) does
+            // not fit an entry: the line goes to the file.
+            guard UInt(bitPattern: fresh) &+ UInt(chunkSize) <= 1 << 47 else {
+                free(fresh)
+                return nil
+            }
             fresh.storeBytes(of: 0, as: Int.self)
             (chunk, head) = (fresh, Self.header)
             bytes += chunkSize
@@ -49,9 +55,7 @@ struct WaitingLines {
         at.copyMemory(from: line.baseAddress!, byteCount: n)
         head += n
         chunk!.storeBytes(of: chunk!.load(as: Int.self) + 1, as: Int.self)
-        let address = UInt64(UInt(bitPattern: at))
-        precondition(address >> 47 == 0, "a line's address does not fit its index entry")
-        return Self.flag | address << 16 | UInt64(n)
+        return Self.flag | UInt64(UInt(bitPattern: at)) << 16 | UInt64(n)
     }
 
     /// Calls `body` with the line `entry` stands for; each line is read once.
