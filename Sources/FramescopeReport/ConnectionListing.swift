@@ -114,9 +114,11 @@ public final class ConnectionListing: @unchecked Sendable {
     /// being written.
     func writeAll(to w: inout JSONWriter) {
         guard !workers.isEmpty else {
+            spill?.mapForReading()
             if spill?.copy(from: nextInReport, to: &w, throughMissing: true) == nil { w.markFailed() }
             return
         }
+        for worker in workers { worker.spill!.mapForReading() }
         // The workers' lines merged by capture ID: each worker's next is the lowest it has left.
         var next = [Int](repeating: 0, count: workers.count)
         for (id, owner) in (numbering?.owners ?? []).enumerated() {
@@ -253,8 +255,29 @@ private struct Spill {
         writer = JSONWriter(fd: fd, layout: .lines)
     }
 
+    /// The file mapped for the last pass (`mapForReading`), and its size: lines are read where
+    /// they lie. `pread`s into batches sorted by offset were half of copying 50,000 lines at
+    /// `-t 2` (varint-50k: `fill` 23.8 M of 46.4 M instructions, the sort 10.7 M of it).
+    private var mapped: UnsafeMutableRawPointer?
+    private var mappedSize = 0
+    /// Lines read from the map since its pages were last given back: every `adviceInterval`
+    /// lines they are (`MADV_DONTNEED`), so the map adds at most that many pages to the resident
+    /// set, however large the file (a million connections: 1.2 GB of lines).
+    private var readSinceAdvice = 0
+    static let adviceInterval = 256
+
+    /// Maps the file for the last pass, after which no line is appended; lines are read by
+    /// `pread` as before when it cannot be mapped.
+    mutating func mapForReading() {
+        writer.flush()
+        let size = writer.position
+        guard mapped == nil, !writer.failed, size > 0, let base = mmap(nil, size, PROT_READ, MAP_PRIVATE, fd, 0), base != MAP_FAILED else { return }
+        (mapped, mappedSize) = (base, size)
+    }
+
     /// Closes the file and frees the lines never read.
     mutating func release() {
+        if let mapped { munmap(mapped, mappedSize) }
         close(fd)
         for entry in index where isInMemory(entry) && entry != Self.readInMemory { memory.discard(entry) }
         memory.close()
@@ -312,8 +335,19 @@ private struct Spill {
         let idAt = keepsIDOffsets ? Int(idOffsets[id]) : 0
         let entry = index[id]
         if isInMemory(entry) {
+            guard entry != Self.readInMemory else { return false }  // (read once only)
             index[id] = Self.readInMemory
             memory.read(entry) { body($0, idAt) }
+            return true
+        }
+        if let mapped {
+            let (offset, length) = location(id)
+            body(UnsafeRawBufferPointer(start: mapped + offset, count: length), idAt)
+            readSinceAdvice += 1
+            if readSinceAdvice == Self.adviceInterval {
+                madvise(mapped, mappedSize, MADV_DONTNEED)
+                readSinceAdvice = 0
+            }
             return true
         }
         while cursor < slots.count && slots[cursor].id < id { cursor += 1 }
