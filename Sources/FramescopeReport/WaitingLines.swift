@@ -2,14 +2,14 @@
 import Glibc
 #endif
 
-/// Connection lines waiting in memory for a lower ID, up to `budget` bytes: appended to 64 KiB
-/// chunks, each freed when every line in it has been read, and found by the index entry `keep`
-/// returns (the line's address and length, no table beside them). Lines come in the order
-/// connections finish and are read in ID order, so they die out of order: one block for all had
-/// to move the live ones to its front to reuse the dead ones' room (varint-50k: 35,703 moves in
-/// 65 compactions, and each ID's offset rewritten after them), and a block per line cost an
-/// allocation and a free; a chunk costs a count per line, its start found from the line's address
-/// by alignment.
+/// Connection lines waiting in memory for a lower ID, up to `budget` bytes: appended to chunks
+/// (64 KiB with one table's budget), each freed when every line in it has been read, and found by
+/// the index entry `keep` returns (the line's address and length, no table beside them). Lines
+/// come in the order connections finish and are read in ID order, so they die out of order: one
+/// block for all had to move the live ones to its front to reuse the dead ones' room (varint-50k:
+/// 35,703 moves in 65 compactions, and each ID's offset rewritten after them), and a block per
+/// line cost an allocation and a free; a chunk costs a count per line, its start found from the
+/// line's address by alignment.
 struct WaitingLines {
     let budget: Int
     /// The bytes of the chunks allocated.
