@@ -210,19 +210,24 @@ func hex(_ bytes: [UInt8]) -> String {
 }
 
 /// Writes `hex(bytes)` at `start` (room for 3 × count − 1 bytes); returns the index after it.
+/// Each byte's two digits are one load from a table and one store.
 func writeHex(_ bytes: [UInt8], into out: UnsafeMutableBufferPointer<UInt8>, at start: Int) -> Int {
-    let digits: StaticString = "0123456789abcdef"
-    var n = start
+    let pairs = UnsafeRawPointer(hexPairs.utf8Start)
+    var at = out.baseAddress! + start
     for (i, b) in bytes.enumerated() {
         if i > 0 {
-            out[n] = 0x20
-            n += 1
+            at[0] = 0x20
+            at += 1
         }
-        out[n] = digits.utf8Start[Int(b >> 4)]
-        out[n + 1] = digits.utf8Start[Int(b & 15)]
-        n += 2
+        UnsafeMutableRawPointer(at).storeBytes(of: pairs.loadUnaligned(fromByteOffset: Int(b) &* 2, as: UInt16.self), as: UInt16.self)
+        at += 2
     }
-    return n
+    return at - out.baseAddress!
+}
+
+/// "00" to "ff": the two hex digits of `n` at `2 n`.
+private var hexPairs: StaticString {
+    "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f202122232425262728292a2b2c2d2e2f303132333435363738393a3b3c3d3e3f404142434445464748494a4b4c4d4e4f505152535455565758595a5b5c5d5e5f606162636465666768696a6b6c6d6e6f707172737475767778797a7b7c7d7e7f808182838485868788898a8b8c8d8e8f909192939495969798999a9b9c9d9e9fa0a1a2a3a4a5a6a7a8a9aaabacadaeafb0b1b2b3b4b5b6b7b8b9babbbcbdbebfc0c1c2c3c4c5c6c7c8c9cacbcccdcecfd0d1d2d3d4d5d6d7d8d9dadbdcdddedfe0e1e2e3e4e5e6e7e8e9eaebecedeeeff0f1f2f3f4f5f6f7f8f9fafbfcfdfeff"
 }
 
 extension ConnectionAnalysis {
