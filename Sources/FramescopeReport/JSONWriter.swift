@@ -86,12 +86,13 @@ public struct JSONWriter {
         let bit = depthBit
         if hasMember & bit != 0 { at = JSONText.byte(0x2C, at: at) }
         hasMember |= bit
-        let lineBreak: StaticString = "\n                                                              "
-        copyShort(from: lineBreak.utf8Start, to: at, count: indent &+ 1)
+        copyShort(from: Self.lineBreak.utf8Start, to: at, count: indent &+ 1)
         return at + (indent &+ 1)
     }
 
     static let breakRoom = 64
+    /// A line break and the indent of the levels a report nests to: the first `1 + 2 depth` bytes.
+    private static var lineBreak: StaticString { "\n                                                              " }
 
     // MARK: Containers
 
@@ -589,10 +590,9 @@ public struct JSONWriter {
     /// levels deep: the break and the spaces in one copy of a literal (a connection's line in the
     /// report starts with one).
     private mutating func newline() {
-        let shallow: StaticString = "\n                              "
-        if depth &* 2 < shallow.utf8CodeUnitCount {
+        if depth &* 2 < Self.lineBreak.utf8CodeUnitCount {
             if out.count &+ 64 > OutputBuffer.capacity { flush() }
-            copyShort(from: shallow.utf8Start, to: out.base + out.count, count: depth &* 2 &+ 1)
+            copyShort(from: Self.lineBreak.utf8Start, to: out.base + out.count, count: depth &* 2 &+ 1)
             out.count &+= depth &* 2 &+ 1
             return
         }
