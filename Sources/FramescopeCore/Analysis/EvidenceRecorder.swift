@@ -216,7 +216,7 @@ struct LowestByKey<Item: Sendable>: Sendable {
     }
 
     /// The kept items, lowest key first.
-    var sorted: [Item] { heap.sorted { $0.key < $1.key }.map { items[$0.slot] } }
+    var sorted: [Item] { sortedSlots.map { items[$0.slot] } }
 
     /// The keys kept, lowest first, with where each one's item is (`item(at:)`).
     var sortedSlots: [(key: EvidenceKey, slot: Int)] { heap.sorted { $0.key < $1.key } }
