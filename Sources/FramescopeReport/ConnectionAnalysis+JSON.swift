@@ -21,47 +21,51 @@ extension ConnectionAnalysis {
     ///   worker spilled gets the capture's ID there).
     func writeJSON(to w: inout JSONWriter, protobuf check: ProtobufCheck?, idAt: inout Int) {
         let typed = specHasTypeField  // (the types are counted only then: no dictionary to build otherwise)
-        w.compact { w in
-            var at = w.room(256)
-            at = JSONText.raw(#"{"client":"#, at: at)
-            at = w.endpoint(summary.info.client, at: at)
-            // Each direction's figures and statistics borrowed where they lie: a copy retains every box they hold.
-            w.commit(JSONText.raw(#","directions":["#, at: at))
-            writeDirection(.clientToServer, figures.clientToServer, summary.directions.clientToServer, typed: typed, check: check, to: &w)
-            w.raw(0x2C)
-            writeDirection(.serverToClient, figures.serverToClient, summary.directions.serverToClient, typed: typed, check: check, to: &w)
-            w.raw(#"],"dissector":"#)
-            if let name = specName { w.recurringString(name) } else { w.null() }
-            at = w.room(512)
-            at = JSONText.raw(#","end":""#, at: at)
-            at = JSONText.raw(summary.end.literal, at: at)
-            at = JSONText.raw(#"","firstFrame":"#, at: at)
-            at = JSONText.integer(Int64(summary.info.firstFrame), at: at)
-            at = JSONText.raw(#","firstTime":"#, at: at)
-            at = w.epoch(summary.info.firstSeen, at: at)
-            at = JSONText.raw(#","id":"#, at: at)
-            idAt = w.position(at: at)
-            at = JSONText.integer(Int64(summary.info.id.rawValue), at: at)
-            if let rtt = summary.initialRTTNanoseconds {
-                at = JSONText.raw(#","initialRTT":"#, at: at)
-                at = JSONText.scaled(rtt, scale: 9, at: at)
-            }
-            at = JSONText.raw(#","lastTime":"#, at: at)
-            at = w.epoch(summary.lastSeen, at: at)
-            at = JSONText.raw(#","server":"#, at: at)
-            at = w.endpoint(summary.info.server, at: at)
-            at = JSONText.raw(#","start":""#, at: at)
-            at = JSONText.raw(startLiteral, at: at)
-            w.commit(JSONText.raw(#""}"#, at: at))
+        // Compact without `compact`'s closure: `writeDirection` inlined into a closure crashes
+        // the compiler at -Onone (Swift 6.3.1, IRGen).
+        let layout = w.beginCompact()
+        var at = w.room(256)
+        at = JSONText.raw(#"{"client":"#, at: at)
+        at = w.endpoint(summary.info.client, at: at)
+        w.commit(JSONText.raw(#","directions":["#, at: at))
+        writeDirection(.clientToServer, figures.clientToServer, summary.directions.clientToServer, typed: typed, check: check, to: &w)
+        w.raw(0x2C)
+        writeDirection(.serverToClient, figures.serverToClient, summary.directions.serverToClient, typed: typed, check: check, to: &w)
+        w.raw(#"],"dissector":"#)
+        if let name = specName { w.recurringString(name) } else { w.null() }
+        at = w.room(512)
+        at = JSONText.raw(#","end":""#, at: at)
+        at = JSONText.raw(summary.end.literal, at: at)
+        at = JSONText.raw(#"","firstFrame":"#, at: at)
+        at = JSONText.integer(Int64(summary.info.firstFrame), at: at)
+        at = JSONText.raw(#","firstTime":"#, at: at)
+        at = w.epoch(summary.info.firstSeen, at: at)
+        at = JSONText.raw(#","id":"#, at: at)
+        idAt = w.position(at: at)
+        at = JSONText.integer(Int64(summary.info.id.rawValue), at: at)
+        if let rtt = summary.initialRTTNanoseconds {
+            at = JSONText.raw(#","initialRTT":"#, at: at)
+            at = JSONText.scaled(rtt, scale: 9, at: at)
         }
+        at = JSONText.raw(#","lastTime":"#, at: at)
+        at = w.epoch(summary.lastSeen, at: at)
+        at = JSONText.raw(#","server":"#, at: at)
+        at = w.endpoint(summary.info.server, at: at)
+        at = JSONText.raw(#","start":""#, at: at)
+        at = JSONText.raw(startLiteral, at: at)
+        w.commit(JSONText.raw(#""}"#, at: at))
+        w.endCompact(layout)
     }
 
     /// A direction without what the connection says (its endpoints: the first direction is the
     /// client's) or what is 0 or empty: `{}` for one that carried nothing. Its members go in at a
     /// pointer (`JSONText`), in room made for a stretch of them (`stretchRoom`, bounded member by
     /// member); the parts of no fixed size (types, timelines, reasons) through the writer.
+    /// Transparent: called, it had each direction's figures and statistics copied for it, and
+    /// its frame set up, twice a line (3.3 M instructions of listing varint-50k).
+    @_transparent
     private func writeDirection(
-        _ d: Direction, _ a: borrowing DirectionAnalysis, _ stats: borrowing DirectionStatistics, typed: Bool, check: ProtobufCheck?,
+        _ d: Direction, _ a: DirectionAnalysis, _ stats: DirectionStatistics, typed: Bool, check: ProtobufCheck?,
         to w: inout JSONWriter
     ) {
         var members = SparseMembers()
@@ -149,17 +153,19 @@ extension ConnectionAnalysis {
     /// draw), written straight from its counts: no arrays, and the bucket width without
     /// `Double.description`.
     private static func write(_ t: EventTimeline, to w: inout JSONWriter) {
-        let buckets = t.bucketsInUse
+        func series(_ kind: EventTimeline.Kind, _ w: inout JSONWriter) {
+            t.withSeries(kind) { w.naturals($0, from: $1, stride: $2, count: $3) }
+        }
         w.raw(#"{"bucketSeconds":"#)
         w.decimal(t.bucketNanoseconds, scale: 9)
         w.raw(#","malformed":"#)
-        w.naturals(count: buckets) { t.count(.malformed, inBucket: $0) }
+        series(.malformed, &w)
         w.raw(#","merged":"#)
-        w.naturals(count: buckets) { t.count(.merged, inBucket: $0) }
+        series(.merged, &w)
         w.raw(#","origin":"#)
         w.epoch(t.origin)
         w.raw(#","partial":"#)
-        w.naturals(count: buckets) { t.count(.partial, inBucket: $0) }
+        series(.partial, &w)
         w.raw(0x7D)
     }
 

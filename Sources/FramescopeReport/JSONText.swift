@@ -73,7 +73,40 @@ enum JSONText {
     /// 50,000 connections). The same text: below 10^15 units the value has at most 15
     /// significant digits, so its shortest round-trip form is those digits (`3.826e-06`,
     /// `0.001048576`, `12.5`; exponential below 1e-4, as Swift writes it). At most `scaledRoom` bytes.
+    ///
+    /// Inline for what a listing writes most, round trips and latencies below 100 µs in
+    /// nanoseconds (`smallExponential`); the call and the general checks were half of writing one.
+    @inline(__always)
     static func scaled(_ units: Int64, scale: Int, at start: UnsafeMutablePointer<UInt8>) -> UnsafeMutablePointer<UInt8> {
+        if units > 0 && units < 100_000 && scale >= 9 && scale <= 18 { return smallExponential(UInt64(units), scale: scale, at: start) }
+        return anyScaled(units, scale: scale, at: start)
+    }
+
+    /// `scaled` for 1 ≤ `units` < 10^5 and a `scale` of 9 to 18: always the exponential form
+    /// (`d.ddde-XX`). The five digits are written zero-padded at fixed places with two divisions,
+    /// then moved left over the padding in one 8-byte load and store.
+    @inline(__always)
+    private static func smallExponential(_ units: UInt64, scale: Int, at text: UnsafeMutablePointer<UInt8>) -> UnsafeMutablePointer<UInt8> {
+        let hundreds = units / 100, tenThousands = hundreds / 100
+        text[1] = 0x30 &+ UInt8(truncatingIfNeeded: tenThousands)
+        writePair(Int(truncatingIfNeeded: hundreds &- tenThousands &* 100), at: text + 2)
+        writePair(Int(truncatingIfNeeded: units &- hundreds &* 100), at: text + 4)
+        let count = units < 100 ? (units < 10 ? 1 : 2) : (units < 1_000 ? 3 : (units < 10_000 ? 4 : 5))
+        let digits = UnsafeMutableRawPointer(text + 1)
+        digits.storeBytes(of: digits.loadUnaligned(fromByteOffset: 5 &- count, as: UInt64.self), as: UInt64.self)  // (the first digit at text[1])
+        text[0] = text[1]
+        text[1] = 0x2E
+        var last = count
+        while text[last] == 0x30 { last &-= 1 }  // stops at the point
+        let n = last > 1 ? last &+ 1 : 1
+        text[n] = 0x65
+        text[n &+ 1] = 0x2D
+        writePair(scale &- count &+ 1, at: text + (n &+ 2))
+        return text + (n &+ 4)
+    }
+
+    @inline(never)
+    private static func anyScaled(_ units: Int64, scale: Int, at start: UnsafeMutablePointer<UInt8>) -> UnsafeMutablePointer<UInt8> {
         precondition((1...18).contains(scale))
         let magnitude = units.magnitude
         guard magnitude < 1_000_000_000_000_000 else { return shortest(Double(units) / Double(powerOfTen(scale)), at: start) }

@@ -123,15 +123,17 @@ import Testing
     /// An array of counts reads as the array written member by member: empty, one, digits and
     /// long numbers, beside other members, and near the end of the buffer (flushed first).
     @Test func naturalsReadAsTheArrayWrittenMemberByMember() throws {
-        let arrays: [[Int]] = [[], [0], [7, 0, 10, 99, 100, 123_456_789, Int(Int64.max)], Array(repeating: 0, count: 19), Array(0..<300)]
+        let arrays: [[UInt32]] = [[], [0], [7, 0, 10, 99, 100, 123_456_789, UInt32.max], Array(repeating: 0, count: 19), Array(0..<300)]
         for values in arrays {
+            // Read every third of them from a buffer three times as long, as a timeline's series.
+            let interleaved: [UInt32] = values.flatMap { v -> [UInt32] in [UInt32.max, v, 5] }
             for padding in [0, 65_536 - 40, 65_536 - 8] {  // the buffer nearly full before the array
                 let filler = String(repeating: "x", count: padding)
                 func expected(_ w: inout JSONWriter) {
                     w.object { w in
                         w.field("a", filler)
                         w.key("b")
-                        w.array(values) { $0.int($1) }
+                        w.array(values) { $0.int(Int($1)) }
                         w.field("c", 1)
                     }
                 }
@@ -139,7 +141,7 @@ import Testing
                     w.object { w in
                         w.field("a", filler)
                         w.key("b")
-                        w.naturals(count: values.count) { values[$0] }
+                        interleaved.withUnsafeBufferPointer { w.naturals($0, from: 1, stride: 3, count: values.count) }
                         w.field("c", 1)
                     }
                 }
@@ -177,6 +179,19 @@ import Testing
         for (i, (x, y)) in zip(a, b).enumerated() where x != y {
             Issue.record("\(cases[i].0) / 10^\(cases[i].1): \(x) where the double writes \(y)")
             break
+        }
+    }
+
+    /// Below 10^5 units at a scale of 9 or more (round trips in nanoseconds), `decimal` takes a
+    /// path of its own: every such value, as the double would be written.
+    @Test func smallUnitsAreWrittenAsTheDoubleWouldBe() throws {
+        for scale in [9, 10, 13, 18] {
+            let values = Array(Int64(0)...100_001)
+            let fast = try written { w in w.array { w in for n in values { w.member { $0.decimal(n, scale: scale) } } } }
+            let slow = try written { w in
+                w.array { w in for n in values { w.member { $0.double(Double(n) / pow(10, Double(scale))) } } }
+            }
+            #expect(fast == slow, "scale \(scale)")
         }
     }
 

@@ -34,10 +34,17 @@ import Testing
                 }
                 values.sort()
                 #expect(h.count == size && h.minimum == values.first && h.maximum == values.last)
-                for q in [0.0, 0.01, 0.25, 0.5, 0.9, 0.99, 1.0] {
+                func expected(_ q: Double) -> Int64 {
                     let rank = max(1, Int((q * Double(size)).rounded(.up)))
-                    let expected = min(max(lowerBound(values[rank - 1], bits: bits), values[0]), values[size - 1])
-                    #expect(h.quantile(q) == expected, "bits \(bits), \(size) values, q \(q)")
+                    return min(max(lowerBound(values[rank - 1], bits: bits), values[0]), values[size - 1])
+                }
+                let qs = [0.0, 0.01, 0.25, 0.5, 0.9, 0.99, 1.0]
+                for q in qs {
+                    #expect(h.quantile(q) == expected(q), "bits \(bits), \(size) values, q \(q)")
+                    for p in qs where p <= q {  // two in one pass
+                        let both = h.quantiles(p, q)
+                        #expect(both.low == expected(p) && both.high == expected(q), "bits \(bits), \(size) values, q \(p) and \(q)")
+                    }
                 }
                 // Every value under the largest power of two at or below it, in order, none empty.
                 let bins = Dictionary(grouping: values) { $0 == 0 ? 0 : Int64(1) << (63 - $0.leadingZeroBitCount) }

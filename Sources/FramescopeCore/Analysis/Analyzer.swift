@@ -32,8 +32,8 @@ public final class ConnectionAnalysis: Sendable {
     public var spec: DissectorSpec? { plan?.spec }
     /// `spec?.name`, `spec?.hasTypeField` and whether it frames by a length field, without a
     /// copy of the SPEC (a report reads them for every connection).
-    public var specName: String? { plan?.spec.name }
-    public var specHasTypeField: Bool { plan?.spec.hasTypeField ?? false }
+    public var specName: String? { plan?.name }
+    public var specHasTypeField: Bool { plan?.hasTypeField ?? false }
     public var isLengthFramed: Bool {
         guard let plan, case .lengthField = plan.spec.kind else { return false }
         return true
@@ -89,9 +89,13 @@ public final class FramingPlan: Sendable {
     /// The SPEC's request and response types (nil: every message is one), held apart so the
     /// pairing per message copies no SPEC.
     let requestTypes: Set<UInt64>?, responseTypes: Set<UInt64>?
+    /// `spec.name` and `spec.hasTypeField`, held apart: reading them through `spec` copied the
+    /// SPEC (224 bytes and a retain of each box) on every connection a report lists.
+    let name: String, hasTypeField: Bool
 
     init(spec: DissectorSpec, protobuf: ProtobufCheck?) {
         self.spec = spec
+        (name, hasTypeField) = (spec.name, spec.hasTypeField)
         let client = SharedDissector(spec.makeDissector(isClient: true)), server = spec.makeDissector(isClient: false)
         dissectors = PerDirection(clientToServer: client, serverToClient: server == client.dissector ? client : SharedDissector(server))
         bodyRules = protobuf.flatMap { $0.applies(to: spec) ? BodyRules(schema: $0.schema) : nil }

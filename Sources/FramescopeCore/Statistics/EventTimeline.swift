@@ -43,6 +43,14 @@ public struct EventTimeline: Sendable, Equatable {
         return last + 1
     }
 
+    /// `series(kind)` without the array: `body` reads the counts `stride` apart from `start`
+    /// (the kinds' counts are interleaved), `count` of them. A listing writes three series for each
+    /// of thousands of directions.
+    public func withSeries<R>(_ kind: Kind, _ body: (_ counts: UnsafeBufferPointer<UInt32>, _ start: Int, _ stride: Int, _ count: Int) -> R) -> R {
+        let buckets = bucketsInUse
+        return counts.withUnsafeBufferPointer { body($0, kind.rawValue, Kind.allCases.count, buckets) }
+    }
+
     public func count(_ kind: Kind, inBucket bucket: Int) -> Int {
         Int(counts[bucket * Kind.allCases.count + kind.rawValue])
     }

@@ -239,17 +239,48 @@ public struct QuantileHistogram: Sendable, Equatable {
 
     /// The value at quantile `q` (0...1), or 0 when empty.
     public func quantile(_ q: Double) -> Int64 {
-        guard count > 0 else { return 0 }
-        let rank = max(1, Int((q * Double(count)).rounded(.up)))
-        if rank <= zeros { return 0 }
-        var seen = zeros
-        var found: Int?
-        forEachBucket { i, n in
-            guard found == nil else { return }
-            seen += Int(n)
-            if seen >= rank { found = i }
+        quantiles(q, q).low
+    }
+
+    /// The values at quantiles `p` ≤ `q`, in one pass over the buckets that stops at the second
+    /// (a listing asks for the median and the 99th percentile of every direction's sizes: two
+    /// passes over every bucket, each with a `ceil` call, were 330 instructions a direction).
+    public func quantiles(_ p: Double, _ q: Double) -> (low: Int64, high: Int64) {
+        precondition(p <= q, "quantiles out of order")
+        guard count > 0 else { return (0, 0) }
+        // ⌈q × count⌉, at least 1: `(q * Double(count)).rounded(.up)` without the library call.
+        @inline(__always) func rank(_ q: Double) -> Int {
+            let x = q * Double(count)
+            let whole = Int(x)
+            return max(1, Double(whole) < x ? whole + 1 : whole)
         }
-        return found.map { min(max(lowerBound($0), minimum), maximum) } ?? maximum
+        let low = rank(p), high = rank(q)
+        if high <= zeros { return (0, 0) }
+        // The buckets where the counts past the zeros reach each rank (-1: none does).
+        var lowBucket = -1, highBucket = -1
+        if let only = onlyBucket {
+            (lowBucket, highBucket) = (only.index, only.index)  // it holds every value above 0
+        } else {
+            var seen = zeros
+            buckets.withUnsafeBufferPointer { b in
+                @inline(__always) func take(_ index: Int, _ n: UInt32) -> Bool {
+                    seen &+= Int(n)
+                    if lowBucket < 0 && seen >= low { lowBucket = index }
+                    if seen >= high { highBucket = index }
+                    return highBucket >= 0
+                }
+                if isDense {
+                    for i in 0..<b.count where b[i] > 0 { if take(i, b[i]) { break } }
+                } else {
+                    for k in stride(from: 0, to: b.count, by: 2) { if take(Int(b[k]), b[k &+ 1]) { break } }
+                }
+            }
+        }
+        @inline(__always) func value(_ bucket: Int, rank: Int) -> Int64 {
+            if rank <= zeros { return 0 }
+            return bucket < 0 ? maximum : min(max(lowerBound(bucket), minimum), maximum)
+        }
+        return (value(lowBucket, rank: low), value(highBucket, rank: high))
     }
 
     /// Counts by power of two, exact (buckets never straddle one): `(lower, count)` where a
@@ -328,10 +359,12 @@ public struct QuantileHistogram: Sendable, Equatable {
         return linear &+ (exponent &- bits &- 1) &<< bits &+ sub
     }
 
+    /// The smallest value in bucket `i` (a bucket index is at most `bucket(.max)`: the masking
+    /// shifts never wrap).
     private func lowerBound(_ i: Int) -> Int64 {
-        let linear = 2 << bits
+        let bits = Int(storedBits), linear = 2 &<< bits
         if i < linear { return Int64(i) }
-        let exponent = (i - linear) >> bits + bits + 1, sub = (i - linear) & ((1 << bits) - 1)
-        return (Int64(1) << exponent) | (Int64(sub) << (exponent - bits))
+        let exponent = (i &- linear) &>> bits &+ bits &+ 1, sub = (i &- linear) & ((1 &<< bits) &- 1)
+        return (Int64(1) &<< Int64(exponent)) | (Int64(sub) &<< Int64(exponent &- bits))
     }
 }
