@@ -190,11 +190,24 @@ public struct JSONWriter {
 
     /// `encodedMember(json)` with the `count` digits at `at` replaced by `number`'s (a line
     /// written under another ID), without a String for either.
+    /// Like `encodedMember(json)`, in one check for room in the pretty layout (the last pass of
+    /// a sharded run copies every line so).
     public mutating func encodedMember(_ json: UnsafeRawBufferPointer, replacingDigitsAt at: Int, count: Int, with number: Int) {
-        member()
-        put(UnsafeRawBufferPointer(rebasing: json[..<at]))
-        int(number)
-        put(UnsafeRawBufferPointer(rebasing: json[(at + count)...]))
+        let n = json.count
+        guard layout == .pretty, number >= 0, at >= 0, count >= 0, at &+ count <= n, depth &* 2 &+ 2 <= Self.breakRoom,
+            n <= OutputBuffer.capacity &- Self.breakRoom &- 21, let source = json.baseAddress
+        else {
+            member()
+            put(UnsafeRawBufferPointer(rebasing: json[..<at]))
+            int(number)
+            return put(UnsafeRawBufferPointer(rebasing: json[(at + count)...]))
+        }
+        if out.count &+ Self.breakRoom &+ 21 &+ n > OutputBuffer.capacity { flush() }
+        let head = memberBreak(at: out.base + out.count)
+        UnsafeMutableRawPointer(head).copyMemory(from: source, byteCount: at)
+        let tail = JSONText.natural(UInt64(number), at: head + at), rest = n &- at &- count
+        UnsafeMutableRawPointer(tail).copyMemory(from: source + (at &+ count), byteCount: rest)
+        out.count = tail + rest - out.base
     }
 
     public mutating func object(_ body: (inout JSONWriter) -> Void) {

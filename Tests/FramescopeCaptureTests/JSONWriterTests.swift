@@ -195,6 +195,45 @@ import Testing
         }
     }
 
+    /// Encoded members, as they are and with their ID's digits replaced (a worker's lines under
+    /// the capture's IDs), read as the same lines written whole, in both layouts and across
+    /// buffer flushes.
+    @Test func encodedMembersReadAsTheLinesWrittenWhole() throws {
+        let lines = (0..<3_000).map { i in "{\"a\":\"" + String(repeating: "x", count: i % 700) + "\",\"id\":\(i % 97),\"z\":1}" }
+        for layout in [JSONWriter.Layout.pretty, .lines] {
+            let fast = try written(layout: layout) { w in
+                w.object { w in
+                    w.key("connections")
+                    w.array { w in
+                        for (k, line) in lines.enumerated() {
+                            let bytes = Array(line.utf8), at = 13 + k % 700  // after `{"a":"`, the x's and `","id":`
+                            bytes.withUnsafeBytes { json in
+                                if k % 2 == 0 {
+                                    w.encodedMember(json)
+                                } else {
+                                    w.encodedMember(json, replacingDigitsAt: at, count: String(k % 97).count, with: k * 1_000)
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            let slow = try written(layout: layout) { w in
+                w.object { w in
+                    w.key("connections")
+                    w.array { w in
+                        for (k, line) in lines.enumerated() {
+                            let text = k % 2 == 0 ? line : line.replacingOccurrences(of: #""id":\#(k % 97),"#, with: #""id":\#(k * 1_000),"#)
+                            Array(text.utf8).withUnsafeBytes { w.encodedMember($0) }
+                        }
+                    }
+                }
+            }
+            #expect(fast == slow, "\(layout)")
+            #expect(fast.contains(#""id":2999000,"#))
+        }
+    }
+
     /// Percentages and bits to one decimal (`k / 10`) are written as `double` writes them.
     @Test func tenthsAreWrittenAsTheDoubleWouldBe() throws {
         var values: [Double] = [0, 0.1, 0.5, 1, 9.9, 10, 33.3, 66.7, 99.9, 100, -0.1, -12.5, 115.5, 1e13 + 0.5]
