@@ -98,10 +98,9 @@ public struct JSONWriter {
 
     /// Writes `body`'s value on one line, whatever the layout.
     public mutating func compact(_ body: (inout JSONWriter) -> Void) {
-        let outer = layout
-        layout = .lines
+        let outer = beginCompact()
         body(&self)
-        layout = outer
+        endCompact(outer)
     }
 
     /// `compact` begun and ended apart (`beginCompact` returns the layout to restore), for a
@@ -173,37 +172,25 @@ public struct JSONWriter {
     /// Makes `failed` true: a part of the document could not be produced.
     public mutating func markFailed() { failed = true }
 
-    /// The next member of the current array: `json`, one value already encoded. In the pretty
-    /// layout (a report's connections) the break and the value go in with one check for room
-    /// (through `member` and `put`, the calls were a fifth of copying a waiting line).
+    /// The next member of the current array: `json`, one value already encoded.
     public mutating func encodedMember(_ json: UnsafeRawBufferPointer) {
-        let n = json.count
-        guard layout == .pretty, n > 0, depth &* 2 &+ 2 <= Self.breakRoom, n <= OutputBuffer.capacity &- Self.breakRoom else {
-            member()
-            return put(json)
-        }
-        if out.count &+ Self.breakRoom &+ n > OutputBuffer.capacity { flush() }
-        let at = memberBreak(at: out.base + out.count)
-        UnsafeMutableRawPointer(at).copyMemory(from: json.baseAddress!, byteCount: n)
-        out.count = at + n - out.base
+        member()
+        put(json)
     }
 
     /// `encodedMember(json)` with the `count` digits at `at` replaced by `number`'s (a line
-    /// written under another ID), without a String for either.
-    /// Like `encodedMember(json)`, in one check for room in the pretty layout (the last pass of
-    /// a sharded run copies every line so).
+    /// written under another ID), without a String for either: head, digits and tail with one
+    /// check for room (the last pass of a sharded run copies every line so).
     public mutating func encodedMember(_ json: UnsafeRawBufferPointer, replacingDigitsAt at: Int, count: Int, with number: Int) {
+        member()
         let n = json.count
-        guard layout == .pretty, number >= 0, at >= 0, count >= 0, at &+ count <= n, depth &* 2 &+ 2 <= Self.breakRoom,
-            n <= OutputBuffer.capacity &- Self.breakRoom &- 21, let source = json.baseAddress
-        else {
-            member()
+        guard number >= 0, at >= 0, count >= 0, at &+ count <= n, n <= OutputBuffer.capacity &- 21, let source = json.baseAddress else {
             put(UnsafeRawBufferPointer(rebasing: json[..<at]))
             int(number)
             return put(UnsafeRawBufferPointer(rebasing: json[(at + count)...]))
         }
-        if out.count &+ Self.breakRoom &+ 21 &+ n > OutputBuffer.capacity { flush() }
-        let head = memberBreak(at: out.base + out.count)
+        if out.count &+ 21 &+ n > OutputBuffer.capacity { flush() }
+        let head = out.base + out.count
         UnsafeMutableRawPointer(head).copyMemory(from: source, byteCount: at)
         let tail = JSONText.natural(UInt64(number), at: head + at), rest = n &- at &- count
         UnsafeMutableRawPointer(tail).copyMemory(from: source + (at &+ count), byteCount: rest)
@@ -600,11 +587,19 @@ public struct JSONWriter {
     /// Inlined, with masking shifts and the layout checked here: called for every key and array
     /// member (1.8 million times listing 50,000 connections), it cost 100 instructions a call.
     @inline(__always)
+    /// The separator and, in the pretty layout, the break before the next member: at the
+    /// depths a report nests to, with one check for room (`memberBreak`; through `put` and
+    /// `newline`, the calls were a fifth of copying a waiting line into the report).
     private mutating func member() {
-        let bit = depthBit
-        if hasMember & bit != 0 { put(0x2C) }
-        hasMember |= bit
-        if layout == .pretty { newline() }
+        guard layout == .pretty, depth &* 2 &+ 2 <= Self.breakRoom else {
+            let bit = depthBit
+            if hasMember & bit != 0 { put(0x2C) }
+            hasMember |= bit
+            if layout == .pretty { newline() }
+            return
+        }
+        if out.count &+ Self.breakRoom > OutputBuffer.capacity { flush() }
+        out.count = memberBreak(at: out.base + out.count) - out.base
     }
 
     private static let spaces = [UInt8](repeating: 0x20, count: 256)
