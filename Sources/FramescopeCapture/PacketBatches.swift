@@ -23,6 +23,8 @@ final class PacketBatch: Batch, @unchecked Sendable {
     /// Each packet decoded, when appended with its decoding (on the producing thread; the
     /// payload points into this batch's copy).
     private var decoded: UnsafeMutablePointer<DecodedPacket>?
+    /// The frame the reader had read when it handed the batch over (`readSharded`).
+    var handedAt: UInt64 = 0
 
     init() {}
 

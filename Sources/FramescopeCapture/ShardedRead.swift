@@ -9,9 +9,15 @@ public struct ShardBody {
     public let packet: (CaptureInfo, DecodedPacket) -> Void
     public let sweep: (Timestamp) -> Void
     public let end: () -> Void
+    /// A worker's, after each batch: it has had every packet of its connections up to this
+    /// frame (what it hands on as it goes is complete up to there).
+    public let caughtUp: (UInt64) -> Void
 
-    public init(packet: @escaping (CaptureInfo, DecodedPacket) -> Void, sweep: @escaping (Timestamp) -> Void, end: @escaping () -> Void) {
-        (self.packet, self.sweep, self.end) = (packet, sweep, end)
+    public init(
+        packet: @escaping (CaptureInfo, DecodedPacket) -> Void, sweep: @escaping (Timestamp) -> Void, end: @escaping () -> Void,
+        caughtUp: @escaping (UInt64) -> Void = { _ in }
+    ) {
+        (self.packet, self.sweep, self.end, self.caughtUp) = (packet, sweep, end, caughtUp)
     }
 }
 
@@ -71,8 +77,13 @@ extension CaptureReader {
     /// not per packet), the reader's own share (`bodies[0]`, when the plan gives it one) here, as
     /// it is read. A shard sees its packets in capture order, with a sweep after each packet at
     /// which one table over all the connections would have swept (`SweepSchedule` over every
-    /// packet). Returns when every shard has had its `end`.
-    public mutating func readSharded(plan: ShardPlan, shards bodies: [ShardBody], sweeps options: ReassemblyOptions) {
+    /// packet). `handedOver` runs here after each batch handed to a worker, with the frame just
+    /// read: the reader's own share has had every packet up to it; `whileWorkersEnd` after the
+    /// last, before the workers are joined. Returns when every shard has had its `end`.
+    public mutating func readSharded(
+        plan: ShardPlan, shards bodies: [ShardBody], sweeps options: ReassemblyOptions, handedOver: (UInt64) -> Void = { _ in },
+        whileWorkersEnd: () -> Void = {}
+    ) {
         precondition(bodies.count == plan.shards)
         let own = plan.readerBuckets > 0 ? bodies[0] : nil
         let first = own == nil ? 0 : 1  // the first worker's shard
@@ -85,6 +96,7 @@ extension CaptureReader {
                     batch.forEachDecoded { info, packet in
                         if info.frame == 0 { body.sweep(info.timestamp) } else { body.packet(info, packet) }
                     }
+                    body.caughtUp(batch.handedAt)
                     channel.putEmpty(batch)
                 }
                 body.end()
@@ -98,33 +110,39 @@ extension CaptureReader {
             batches.deinitialize()
             batches.deallocate()
         }
-        func handOff(_ k: Int) {
+        func handOff(_ k: Int, at frame: UInt64) {
             guard batches[k].isFull else { return }
+            batches[k].handedAt = frame
             channels[k].putFull(batches[k])
             batches[k] = channels[k].takeEmpty()
+            handedOver(frame)
         }
         var schedule = SweepSchedule(options: options)
+        var lastFrame: UInt64 = 0
         read { info, bytes in
+            lastFrame = info.frame
             let packet = PacketDecoder.decode(bytes, info: info)
             let k = plan.shard(of: packet) - first
             if k < 0 {
                 own!.packet(info, packet)
             } else {
                 batches[k].append(info, bytes, decoded: packet)
-                handOff(k)
+                handOff(k, at: info.frame)
             }
             guard schedule.advance(to: info.timestamp) else { return }
             own?.sweep(info.timestamp)
             for j in 0..<count {
                 batches[j].appendSweep(at: info.timestamp)
-                handOff(j)
+                handOff(j, at: info.frame)
             }
         }
         for (channel, batch) in zip(channels, batches) {
+            batch.handedAt = lastFrame
             if batch.count == 0 { channel.putEmpty(batch) } else { channel.putFull(batch) }
             channel.finish()
         }
         own?.end()
+        whileWorkersEnd()
         for thread in threads { thread.join() }
     }
 }

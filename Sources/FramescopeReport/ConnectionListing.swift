@@ -9,8 +9,9 @@ import Glibc
 /// compact JSON line, written into the report as it finishes when the report is written as the
 /// analysis runs (`ReportStream`) and every lower ID is there, else kept until they are: in
 /// memory up to `memoryBudget` bytes of lines, past it in an unlinked temporary file, with an
-/// 8-byte index entry either way. `--connections-ndjson` gets the same line as
-/// each connection finishes.
+/// 8-byte index entry either way. A shard of a sharded run hands its lines to the reading
+/// thread instead (`ShardLines`), which writes them into the report under the capture's IDs.
+/// `--connections-ndjson` gets the same line as each connection finishes.
 /// Unchecked: fed by the analysis, then read by the report writer, never both at once.
 public final class ConnectionListing: @unchecked Sendable {
     /// Which connections the JSON report lists (the human formats show the `top` worst).
@@ -29,13 +30,13 @@ public final class ConnectionListing: @unchecked Sendable {
     private let report: ReportStream?
     @exclusivity(unchecked) private var nextInReport = 0
     private var ndjson: JSONWriter?
-    /// `spill != nil` and `ndjson != nil`, known without copying either (a copy of each per
-    /// connection, with a retain and a release, cost 250 instructions).
+    /// A shard's: where its lines go.
+    private let shardLines: ShardLines?
+    /// `spill != nil || shardLines != nil` and `ndjson != nil`, known without copying either (a
+    /// copy of each per connection, with a retain and a release, cost 250 instructions).
     private let lists: Bool, writesNDJSON: Bool
-    /// A combined listing's lines: each worker's listing, and which worker holds each of the
-    /// capture's IDs (a worker's IDs follow the capture's order: both number by first frame).
-    private var workers: [ConnectionListing] = []
-    private var numbering: ConnectionNumbering?
+    /// A combined listing's lines: the ones the shards handed over, written as the run went.
+    private var sharded: ShardedLines?
     /// Length-framed directions with malformed headers or a message open at the end, the 8 of
     /// the lowest connection IDs: where a SPEC suggestion is sought.
     public private(set) var suggestionCandidates: [(analysis: ConnectionAnalysis, direction: Direction)] = []
@@ -45,29 +46,23 @@ public final class ConnectionListing: @unchecked Sendable {
     /// peak of the run): 2 MiB keeps them all, the peak 0.7 MiB higher than with 512 KiB, which
     /// sent 29,794 of its 47,960 lines through the file.
     public static let memoryBudget = 2 << 20
-    /// The workers', shared out among them: their lines wait for the end of the run, when the
-    /// capture's IDs are known, so memory spares only some of them the file.
-    public static let workerMemoryBudget = 512 << 10
-
     /// - Parameters:
     ///   - spillAll: keep every connection for a JSON report that lists them all.
     ///   - ndjsonFD: where each finished connection's line goes as it finishes.
-    ///   - renumberable: a worker's listing, whose lines `combining` copies under other IDs.
+    ///   - shardLines: a shard's listing, with `spillAll`: where its lines go instead.
     ///   - report: with `spillAll`, the report being written, which takes each line as soon as
     ///     every lower ID is in it.
     ///   - memoryBudget: the most bytes of lines kept in memory while they wait.
     public init(
-        scope: Scope, top: Int, protobuf: ProtobufCheck?, spillAll: Bool, ndjsonFD: Int32? = nil, renumberable: Bool = false,
+        scope: Scope, top: Int, protobuf: ProtobufCheck?, spillAll: Bool, ndjsonFD: Int32? = nil, shardLines: ShardLines? = nil,
         report: ReportStream? = nil, memoryBudget: Int = ConnectionListing.memoryBudget
     ) throws {
         self.scope = scope
         self.top = top
         self.protobuf = protobuf
         self.report = spillAll ? report : nil
-        if spillAll {
-            spill = try Spill(memoryBudget: memoryBudget)
-            spill!.keepsIDOffsets = renumberable
-        }
+        self.shardLines = spillAll ? shardLines : nil
+        if spillAll && shardLines == nil { spill = try Spill(memoryBudget: memoryBudget) }
         if let ndjsonFD { ndjson = JSONWriter(fd: ndjsonFD, layout: .lines) }
         lists = spillAll
         writesNDJSON = ndjsonFD != nil
@@ -90,6 +85,7 @@ public final class ConnectionListing: @unchecked Sendable {
     /// Into the report when every lower ID is in it (with the spilled lines that now follow in
     /// ID order), else into the spill to wait.
     private func list(_ analysis: ConnectionAnalysis) {
+        if let shardLines { return shardLines.add(analysis, protobuf: protobuf) }
         guard let report, analysis.summary.info.id.rawValue == nextInReport else { return spill!.append(analysis, protobuf: protobuf) }
         report.open()
         report.writer.member { analysis.writeJSON(to: &$0, protobuf: protobuf) }
@@ -113,25 +109,16 @@ public final class ConnectionListing: @unchecked Sendable {
     /// Every connection's line not in the report yet, in ID order, as the members of the array
     /// being written.
     func writeAll(to w: inout JSONWriter) {
-        guard !workers.isEmpty else {
-            spill?.mapForReading()
-            if spill?.copy(from: nextInReport, to: &w, throughMissing: true) == nil { w.markFailed() }
-            return
-        }
-        for worker in workers { worker.spill!.mapForReading() }
-        // The workers' lines merged by capture ID: each worker's next is the lowest it has left.
-        var next = [Int](repeating: 0, count: workers.count)
-        for (id, owner) in (numbering?.owners ?? []).enumerated() {
-            let k = Int(owner)
-            guard workers[k].spill!.copy(next[k], renumbered: id, to: &w) else { return w.markFailed() }
-            next[k] += 1
-        }
+        if let sharded { return sharded.finish(to: &w) }
+        spill?.mapForReading()
+        if spill?.copy(from: nextInReport, to: &w, throughMissing: true) == nil { w.markFailed() }
     }
 
     /// The listings of workers that each saw a share of a capture's connections, as one: the
-    /// worst, the suggestion candidates and (for a JSON report listing them all) the lines of
-    /// all, under the capture's IDs (`numbering`: worker `w` is its table `w`).
-    public static func combining(_ workers: [ConnectionListing], numbering: ConnectionNumbering) throws -> ConnectionListing {
+    /// worst and the suggestion candidates under the capture's IDs (`numbering`: worker `w` is
+    /// its table `w`), and, for a JSON report listing them all, the lines the shards handed over
+    /// (`sharded`).
+    public static func combining(_ workers: [ConnectionListing], numbering: ConnectionNumbering, sharded: ShardedLines? = nil) throws -> ConnectionListing {
         let first = workers[0]
         let combined = try ConnectionListing(scope: first.scope, top: first.top, protobuf: first.protobuf, spillAll: false)
         for (w, worker) in workers.enumerated() {
@@ -144,10 +131,7 @@ public final class ConnectionListing: @unchecked Sendable {
                 combined.noteSuggestionCandidates(renumbered(candidate.analysis))
             }
         }
-        if first.spill != nil {
-            combined.workers = workers
-            combined.numbering = numbering
-        }
+        combined.sharded = sharded
         return combined
     }
 
@@ -231,7 +215,7 @@ public struct Trouble: Comparable {
 /// Connection lines waiting: in memory (`WaitingLines`) while they fit its budget, else in an
 /// unlinked temporary file, with where each one is: 8 bytes a connection, indexed by ID (IDs are
 /// dense), so a million connections cost 8 MB and no sort.
-private struct Spill {
+struct Spill {
     let fd: Int32
     var writer: JSONWriter
     var memory: WaitingLines
@@ -289,18 +273,36 @@ private struct Spill {
         let start = writer.position
         var idAt = 0
         analysis.writeJSON(to: &writer, protobuf: protobuf, idAt: &idAt)
-        let id = analysis.summary.info.id.rawValue, length = writer.position - start
-        if id >= index.count { index.append(contentsOf: repeatElement(0, count: id + 1 - index.count)) }
+        let id = analysis.summary.info.id.rawValue
         if let line = writer.unflushed(since: start), let entry = memory.keep(line) {
             writer.takeBack(since: start)
-            index[id] = entry
+            index(id, entry, idAt: idAt - start)
         } else {
-            if length >= Self.lengthMask { longLines[id] = length }
-            index[id] = UInt64(start) << Self.lengthBits | min(UInt64(length), Self.lengthMask)
+            index(id, inFileFrom: start, idAt: idAt - start)
         }
+    }
+
+    /// Connection `id`'s line, encoded elsewhere with its ID at `idAt`.
+    mutating func append(line: UnsafeRawBufferPointer, id: Int, idAt: Int) {
+        if let entry = memory.keep(line) { return index(id, entry, idAt: idAt) }
+        let start = writer.position
+        writer.raw(line)
+        index(id, inFileFrom: start, idAt: idAt)
+    }
+
+    /// Notes where connection `id`'s line went: into the file from `start` to the writer's position.
+    private mutating func index(_ id: Int, inFileFrom start: Int, idAt: Int) {
+        let length = writer.position - start
+        if length >= Self.lengthMask { longLines[id] = length }
+        index(id, UInt64(start) << Self.lengthBits | min(UInt64(length), Self.lengthMask), idAt: idAt)
+    }
+
+    private mutating func index(_ id: Int, _ entry: UInt64, idAt: Int) {
+        if id >= index.count { index.append(contentsOf: repeatElement(0, count: id + 1 - index.count)) }
+        index[id] = entry
         guard keepsIDOffsets else { return }
         if id >= idOffsets.count { idOffsets.append(contentsOf: repeatElement(0, count: id + 1 - idOffsets.count)) }
-        idOffsets[id] = UInt32(clamping: idAt - start)
+        idOffsets[id] = UInt32(clamping: idAt)
     }
 
     /// Where each line's ID starts in it (4 bytes a connection): a worker's lines are copied
@@ -433,8 +435,9 @@ private struct Spill {
     }
 
     /// Connection `id`'s line into `w` with `renumbered` for its ID; false when it cannot be read.
+    /// Lines are asked for in ID order, each after the one before it.
     mutating func copy(_ id: Int, renumbered: Int, to w: inout JSONWriter) -> Bool {
-        read(id) { bytes, idAt in w.encodedMember(bytes, replacingDigitsAt: idAt, count: decimalDigits(UInt64(id)), with: renumbered) }
+        read(id, contiguous: true) { bytes, idAt in w.encodedMember(bytes, replacingDigitsAt: idAt, count: decimalDigits(UInt64(id)), with: renumbered) }
     }
 
     func has(_ id: Int) -> Bool { id < index.count && index[id] != 0 }

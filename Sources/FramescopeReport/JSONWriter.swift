@@ -46,6 +46,21 @@ public struct JSONWriter {
         self.layout = layout
     }
 
+    /// A writer into memory: what it flushes is kept for `takeCollected`, not written to a file.
+    init(collecting layout: Layout) {
+        fd = -1
+        self.layout = layout
+        out.collected = ByteBlock(capacity: OutputBuffer.capacity)
+    }
+
+    /// What a writer into memory has written so far, handed over (flushed first); positions go
+    /// on counting from where they were. The next is collected into room for `expected` bytes.
+    mutating func takeCollected(expected: Int) -> ByteBlock {
+        flush()
+        defer { out.collected = ByteBlock(capacity: expected) }
+        return out.collected!
+    }
+
     /// Bytes written so far, buffered ones included: where the next value starts in the file.
     public var position: Int { flushed + out.count }
 
@@ -296,6 +311,9 @@ public struct JSONWriter {
         copyShort(from: text.utf8Start, to: out.base + out.count, count: count)
         out.count &+= count
     }
+
+    /// Bytes already encoded, as they are (a line kept elsewhere, written again).
+    mutating func raw(_ bytes: UnsafeRawBufferPointer) { put(bytes) }
 
     /// One byte of punctuation, as `raw(_: StaticString)`.
     @inline(__always)
@@ -659,6 +677,11 @@ public struct JSONWriter {
     }
 
     private mutating func writeAll(_ bytes: UnsafeRawBufferPointer) {
+        if let collected = out.collected {
+            collected.append(bytes)
+            flushed += bytes.count
+            return
+        }
         var offset = 0
         while offset < bytes.count {
             let n = write(fd, bytes.baseAddress! + offset, bytes.count - offset)
@@ -716,10 +739,43 @@ private struct EndpointText {
 }
 
 /// The writer's 64 KiB of buffered output.
+/// Bytes in one block, grown by doubling: what a writer into memory wrote. (An array of bytes
+/// took them in one by one, a byte an instruction.)
+final class ByteBlock {
+    private var base: UnsafeMutableRawPointer
+    private(set) var count = 0
+    private var capacity: Int
+
+    init(capacity: Int) {
+        self.capacity = max(capacity, 4096)
+        base = .allocate(byteCount: self.capacity, alignment: 16)
+    }
+
+    deinit { base.deallocate() }
+
+    func append(_ bytes: UnsafeRawBufferPointer) {
+        guard let source = bytes.baseAddress else { return }
+        if count + bytes.count > capacity {
+            capacity = max(2 * capacity, count + bytes.count)
+            let grown = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 16)
+            grown.copyMemory(from: base, byteCount: count)
+            base.deallocate()
+            base = grown
+        }
+        (base + count).copyMemory(from: source, byteCount: bytes.count)
+        count += bytes.count
+    }
+
+    /// The bytes, valid while the block lives.
+    var bytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: base, count: count) }
+}
+
 private final class OutputBuffer {
     static let capacity = 1 << 16
     let base = UnsafeMutablePointer<UInt8>.allocate(capacity: capacity + JSONWriter.maxRoom)
     var count = 0
+    /// A writer into memory's flushed bytes (nil: the writer writes to its file).
+    var collected: ByteBlock?
     /// The texts `JSONWriter` keeps (`KeptTexts`: two of each) and its recurring string's JSON.
     let endpointTexts: UnsafeMutablePointer<UInt8> = {
         precondition(MemoryLayout<EndpointText>.size >= Endpoint.maxTextLength)

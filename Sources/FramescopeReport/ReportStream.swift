@@ -8,7 +8,9 @@
 /// For a report without a `capture` section (an `analyze` run; a live capture's comes first).
 /// Unchecked: written by the listing during the analysis, then by the report, never both at once.
 public final class ReportStream: @unchecked Sendable {
-    var writer: JSONWriter
+    /// (Unchecked: one writer at a time, as above; checked, each connection's line cost two
+    /// dynamic exclusivity checks.)
+    @exclusivity(unchecked) var writer: JSONWriter
     /// `{ "connections" : [` is written: the first connection was, or the report is being finished.
     private(set) var isOpen = false
 

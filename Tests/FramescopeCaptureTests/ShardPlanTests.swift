@@ -39,14 +39,16 @@ struct ShardPlanTests {
 
     /// 120 connections interleaved, and a packet that is not TCP: each shard gets the packets of
     /// its connections (both directions) in capture order, all of them once; the reader's share
-    /// is handled on the calling thread, before `readSharded` returns.
+    /// is handled on the calling thread, before `readSharded` returns. A worker says after each
+    /// batch how far it has come (no packet of its up to that frame comes after), and the
+    /// reader's hook runs on the calling thread after each hand-over, frames rising.
     @Test(arguments: [2, 3, 5])
     func readShardedHandsEachPacketToItsConnectionsShardInOrder(threads: Int) throws {
         let builder = PacketBuilder()
         let server = Endpoint("10.9.9.9:80")!
         var writer = CaptureFileWriter(linkType: .ethernet)
         var frames = 0
-        for round in 0..<4 {
+        for round in 0..<200 {  // (more than a batch for each of four workers)
             for c in 0..<120 {
                 let client = Endpoint("10.0.\(c / 100).\(c % 100 + 1):\(2000 + c)")!
                 let (from, to) = round % 2 == 0 ? (client, server) : (server, client)
@@ -65,9 +67,13 @@ struct ShardPlanTests {
             var clients: Set<UInt16> = []
             var ends = 0
             var onCaller = true
+            var caughtUpTo: UInt64 = 0
+            var caughtUps = 0
+            var packetsAfterCatchingUp = 0
         }
         let seen = (0..<plan.shards).map { _ in Seen() }
         let caller = pthread_self()
+        var handedOver: [UInt64] = [], hookOnCaller = true
         var reader = CaptureReader(paths: [path])
         reader.readSharded(
             plan: plan,
@@ -76,6 +82,7 @@ struct ShardPlanTests {
                 return ShardBody(
                     packet: { info, packet in
                         check()
+                        if info.frame <= s.caughtUpTo { s.packetsAfterCatchingUp += 1 }
                         s.frames.append(info.frame)
                         if case .tcp(let segment) = packet { s.clients.insert(segment.source.port == 80 ? segment.destination.port : segment.source.port) }
                     },
@@ -83,14 +90,26 @@ struct ShardPlanTests {
                     end: {
                         check()
                         s.ends += 1
+                    },
+                    caughtUp: { frame in
+                        s.caughtUpTo = frame
+                        s.caughtUps += 1
                     })
-            }, sweeps: ReassemblyOptions())
+            }, sweeps: ReassemblyOptions()
+        ) { frame in
+            if pthread_equal(pthread_self(), caller) == 0 { hookOnCaller = false }
+            handedOver.append(frame)
+        }
+        #expect(hookOnCaller)
+        #expect(!handedOver.isEmpty && handedOver == handedOver.sorted())
         #expect(reader.errors.isEmpty)
         #expect(seen.map(\.frames).joined().sorted() == (1...UInt64(frames)).map { $0 })
         for (k, s) in seen.enumerated() {
             #expect(s.frames == s.frames.sorted(), "shard \(k) out of order")
             #expect(s.ends == 1)
             #expect(s.onCaller == (plan.readerBuckets > 0 && k == 0), "shard \(k) ran on the wrong thread")
+            #expect(s.packetsAfterCatchingUp == 0, "shard \(k) had packets after saying it had them all")
+            if !s.onCaller { #expect(s.caughtUps >= 2, "worker \(k) caught up after each batch") }
         }
         #expect(seen[0].frames.last == UInt64(frames), "the packet that is not TCP goes to shard 0")
         // A connection's packets, both ways, reach one shard.

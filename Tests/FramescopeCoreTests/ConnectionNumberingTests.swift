@@ -20,6 +20,26 @@ import Testing
         #expect(sequence.count == frames.count)
     }
 
+    /// Read as it grows (a shard hands its new first frames over after each batch): each read
+    /// gives what was appended since the one before, none when nothing was.
+    @Test func aGrowingFrameSequenceIsReadOnceInPieces() {
+        var random = SystemRandomNumberGenerator()
+        var sequence = FrameSequence(), cursor = FrameSequence.Cursor()
+        var appended: [UInt64] = [], read: [UInt64] = []
+        var frame: UInt64 = 0
+        for _ in 0..<300 {
+            for _ in 0..<Int.random(in: 0..<12, using: &random) {
+                frame = Int.random(in: 0..<30, using: &random) == 0 ? UInt64.random(in: 0...UInt64.max, using: &random) : frame &+ UInt64.random(in: 1...500, using: &random)
+                sequence.append(frame)
+                appended.append(frame)
+            }
+            var piece: [UInt64] = []
+            sequence.appended(since: &cursor, into: &piece)
+            read += piece
+            #expect(read == appended)
+        }
+    }
+
     @Test func captureIDsAreTheTablesMergedByFirstFrame() {
         var random = SystemRandomNumberGenerator()
         for tables in [1, 2, 3, 7] {

@@ -23,6 +23,20 @@ public struct FrameSequence: Sequence, Sendable {
 
     public func makeIterator() -> Iterator { Iterator(bytes: bytes) }
 
+    /// How far a reader of the growing sequence has come (`appended(since:into:)`).
+    public struct Cursor: Sendable {
+        var at = 0
+        var last: UInt64 = 0
+        public init() {}
+    }
+
+    /// Appends to `frames` the numbers appended since `cursor`, which then points past them.
+    public func appended(since cursor: inout Cursor, into frames: inout [UInt64]) {
+        var iterator = Iterator(bytes: bytes, at: cursor.at, last: cursor.last)
+        while let frame = iterator.next() { frames.append(frame) }
+        (cursor.at, cursor.last) = (iterator.at, iterator.last)
+    }
+
     public struct Iterator: IteratorProtocol {
         let bytes: [UInt8]
         var at = 0

@@ -68,12 +68,13 @@ extension Framescope {
         /// `--threads N` past 1: the connections shared out among N − 1 workers (and, with one, the
         /// reading thread: `ShardPlan`).
         private func analyzeSharded(_ choice: DissectorChoice) throws -> (AnalysisReport, [CaptureError], MessageExport?, StreamedReport?) {
-            var pipeline = try ShardedPipeline(input: input, analysis: analysis, choice: choice, format: out.format)
+            let streamed = try out.openStreamedReport(listing: analysis.connections)
+            var pipeline = try ShardedPipeline(input: input, analysis: analysis, choice: choice, format: out.format, report: streamed?.stream)
             let errors = pipeline.run()
             try exitIfNothingOpened(errors, inputs: pipeline.inputs.count)
             var (report, listing) = try pipeline.report()
             report.specSuggestions = try suggestSpecs(for: listing.suggestionCandidates, input: input, limits: analysis.limits)
-            return (report, errors, nil, nil)
+            return (report, errors, nil, streamed)
         }
 
         /// The second pass of `--export-messages`: the frames as captured, or each message's

@@ -27,9 +27,10 @@ struct AnalysisChain {
     ///     a file as it goes.
     ///   - listsOffThread: build the listing on a thread of its own (`ListingThread`).
     ///   - report: the JSON report being written, which takes each connection as it finishes.
+    ///   - shardLines: a shard's, where its connections' lines go for the report (`ShardedLines`).
     init(
         options: AnalysisOptions, choice: DissectorChoice, format: OutputFormat, export: MessageExport? = nil, share: Double? = nil,
-        listsOffThread: Bool = false, report: ReportStream? = nil
+        listsOffThread: Bool = false, report: ReportStream? = nil, shardLines: ShardLines? = nil
     ) throws {
         self.choice = choice
         let check = try options.protobuf.check(for: choice)
@@ -43,8 +44,7 @@ struct AnalysisChain {
         do {
             listing = try ConnectionListing(
                 scope: options.connections, top: top, protobuf: check, spillAll: format == .json && options.connections == .all,
-                ndjsonFD: connectionLines?.fd, renumberable: share != nil, report: report,
-                memoryBudget: share.map { Int(Double(ConnectionListing.workerMemoryBudget) * $0) } ?? ConnectionListing.memoryBudget)
+                ndjsonFD: connectionLines?.fd, shardLines: shardLines, report: report)
         } catch { throw Failure(message: "\(error)") }
         let listing = listing
         if listsOffThread {

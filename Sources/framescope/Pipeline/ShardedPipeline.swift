@@ -10,7 +10,9 @@ import Glibc
 /// among N − 1 workers (`readSharded`: a connection's packets all reach one) and, with one
 /// worker, itself (`ShardPlan`), each shard with its own flow table and analysis; at the end
 /// their figures, histograms, evidence and listings are combined and their connections numbered
-/// as one table numbers them (by first frame). The report is the one a single table gives
+/// as one table numbers them (by first frame). A JSON report listing every connection is
+/// written as the run goes: the shards hand their lines over after each batch, and this thread
+/// numbers them and writes them in (`ShardedLines`). The report is the one a single table gives
 /// (`ShardedAnalysisTests`), as long as no limit shared out among the shards binds: each has
 /// its part of `--max-buffer-total`, `--max-resync-memory`, the conflict windows' total and the
 /// unacked segments', in proportion to the groups of connections it holds (the connection
@@ -23,9 +25,12 @@ struct ShardedPipeline {
         /// 12 M instructions in 100 MB of 1,000 varint flows at `-t 2`: 3% of the worker's, 1% of
         /// the reading thread's.)
         @exclusivity(unchecked) var table: FlowTable<AnalysisChain.Sink>
+        /// Where its connections' lines go, for a JSON report listing every connection.
+        let lines: ShardLines?
 
-        init(chain: AnalysisChain, options: ReassemblyOptions, captureFiles: CaptureFiles) {
+        init(chain: AnalysisChain, options: ReassemblyOptions, captureFiles: CaptureFiles, lines: ShardLines?) {
             self.chain = chain
+            self.lines = lines
             table = FlowTable(sink: chain.sink, options: options, captureFiles: captureFiles)
             table.sweepsOnItsOwn = false
             table.recordsFirstFrames = true
@@ -33,7 +38,18 @@ struct ShardedPipeline {
 
         /// What the read hands this shard goes to its table.
         var body: ShardBody {
-            ShardBody(packet: { self.table.process($1, info: $0) }, sweep: { self.table.sweep(at: $0) }, end: { self.table.finish() })
+            ShardBody(
+                packet: { self.table.process($1, info: $0) }, sweep: { self.table.sweep(at: $0) },
+                end: {
+                    self.table.finish()
+                    self.lines?.handOver(firstFrames: self.table.firstFrames, progress: .max, last: true)
+                },
+                caughtUp: { self.handOver(progress: $0) })
+        }
+
+        /// The lines written since the last hand-over, to the reading thread.
+        func handOver(progress: UInt64) {
+            lines?.handOver(firstFrames: table.firstFrames, progress: progress)
         }
     }
 
@@ -41,6 +57,8 @@ struct ShardedPipeline {
     let shards: [Shard]
     var reader: CaptureReader
     let options: ReassemblyOptions
+    /// With a JSON report listing every connection: the shards' lines on their way into it.
+    let lines: ShardedLines?
 
     /// Options a run must not shard under: what is written as the analysis goes (messages,
     /// connection lines, exported frames) comes in the capture's order from one table only.
@@ -48,19 +66,26 @@ struct ShardedPipeline {
         threads > 1 && analysis.messages == nil && analysis.connectionsNdjson == nil && !exporting
     }
 
-    init(input: InputOptions, analysis: AnalysisOptions, choice: DissectorChoice, format: OutputFormat) throws {
+    /// - Parameter report: the JSON report listing every connection, begun before the run.
+    init(input: InputOptions, analysis: AnalysisOptions, choice: DissectorChoice, format: OutputFormat, report: ReportStream?) throws {
         plan = ShardPlan(threads: input.threads)
         options = analysis.limits.reassembly
         let files = CaptureFiles(inputs: input.files.count)
-        shards = try (0..<plan.shards).map { [options, plan] k in
+        let listsLines = report != nil && format == .json && analysis.connections == .all
+        let shards = try (0..<plan.shards).map { [options, plan] k in
             let part = plan.share(ofShard: k)
             func share(_ limit: Int, atLeast least: Int) -> Int { max(least, Int(Double(limit) * part)) }
             var shared = options
             shared.maxBufferedBytesTotal = share(options.maxBufferedBytesTotal, atLeast: 1)
             shared.maxConflictWindowBytesTotal = share(options.maxConflictWindowBytesTotal, atLeast: 0)
             shared.maxUnackedSegments = share(options.maxUnackedSegments, atLeast: 1)
-            let chain = try AnalysisChain(options: analysis, choice: choice, format: format, share: part)
-            return Shard(chain: chain, options: shared, captureFiles: files)
+            let lines = listsLines ? ShardLines() : nil
+            let chain = try AnalysisChain(options: analysis, choice: choice, format: format, share: part, shardLines: lines)
+            return Shard(chain: chain, options: shared, captureFiles: files, lines: lines)
+        }
+        self.shards = shards
+        do { lines = try report.map { try ShardedLines(shards: shards.compactMap(\.lines), report: $0) } } catch {
+            throw Failure(message: "\(error)")
         }
         reader = CaptureReader(paths: input.files, filter: try input.packetFilter(), packetLimit: input.count)
         reader.captureFiles = files
@@ -69,7 +94,17 @@ struct ShardedPipeline {
 
     /// Reads everything; returns the read errors.
     mutating func run() -> [CaptureError] {
-        reader.readSharded(plan: plan, shards: shards.map(\.body), sweeps: options)
+        // (The reader's own shard, if it has one, is shard 0: after a hand-over to a worker it
+        // has had every packet of its up to the frame just read.)
+        let own = plan.readerBuckets > 0 ? shards[0] : nil, lines = lines
+        reader.readSharded(
+            plan: plan, shards: shards.map(\.body), sweeps: options,
+            handedOver: { frame in
+                guard let lines else { return }
+                own?.handOver(progress: frame)
+                lines.collect()
+            },
+            whileWorkersEnd: { lines?.collectUntilEveryShardEnds() })
         if reader.progress != nil { writeError("\r\u{1B}[K") }
         return reader.errors
     }
@@ -89,7 +124,7 @@ struct ShardedPipeline {
             context.absorb(shard.table.context)
         }
         let listing: ConnectionListing
-        do { listing = try ConnectionListing.combining(shards.map(\.chain.listing), numbering: numbering) } catch {
+        do { listing = try ConnectionListing.combining(shards.map(\.chain.listing), numbering: numbering, sharded: lines) } catch {
             throw Failure(message: "\(error)")
         }
         let flows = FlowsReport(collector: shards[0].table.sink.second, decode: decode, context: context, inputs: inputs)

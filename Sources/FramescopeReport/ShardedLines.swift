@@ -1,0 +1,276 @@
+import FramescopeCore
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A shard's side of a sharded JSON report that lists every connection (`--threads` past 1):
+/// each finished connection's line, under the shard's own ID (`add`), and after each batch of
+/// packets what was written since, with the first frames of the connections the shard opened
+/// and how far in the capture it has come (`handOver`: a lock per batch). The reading thread
+/// takes it (`ShardedLines`) and writes the lines into the report under the capture's IDs as the
+/// run goes, where they waited in files for the end of the run before (varint-50k at `-t 2`:
+/// 28 MB of lines copied after the read, 25–30 ms on the reading thread alone).
+public final class ShardLines: @unchecked Sendable {
+    /// What one hand-over carries.
+    struct Parcel {
+        var bytes: ByteBlock?
+        /// Each line: its connection's ID in the shard, where the line starts in `bytes`, and
+        /// where that ID starts in the line.
+        var lines: [(id: Int, start: Int, idAt: Int)] = []
+        var firstFrames: [UInt64] = []
+        /// Every packet of the shard's connections up to this frame has been analyzed.
+        var progress: UInt64 = 0
+        /// The shard's last: it has ended.
+        var isLast = false
+    }
+
+    /// Past these many bytes of lines a parcel goes without waiting for the batch's end: the end
+    /// of a run finishes every connection still open at once (50,000 of them: 28 MB of lines).
+    static let parcelBytes = 64 << 10
+
+    // (Unchecked: the shard's thread alone writes lines and hands them over; `handed` is
+    // guarded by `mutex`. The dynamic checks cost 130 instructions a line.)
+    @exclusivity(unchecked) private var writer = JSONWriter(collecting: .lines)
+    @exclusivity(unchecked) private var filling = Parcel()
+    /// Where `filling`'s bytes start among all the writer wrote.
+    @exclusivity(unchecked) private var fillingStart = 0
+    @exclusivity(unchecked) private var firstFramesRead = FrameSequence.Cursor()
+    private var mutex = pthread_mutex_t()
+    @exclusivity(unchecked) private var handed: [Parcel] = []
+    /// Rung at each hand-over (`ShardedLines` sets it before the run).
+    var bell: Bell?
+
+    public init() { pthread_mutex_init(&mutex, nil) }
+
+    deinit { pthread_mutex_destroy(&mutex) }
+
+    /// A finished connection's line (on the shard's thread).
+    func add(_ analysis: ConnectionAnalysis, protobuf: ProtobufCheck?) {
+        let start = writer.position
+        var idAt = 0
+        analysis.writeJSON(to: &writer, protobuf: protobuf, idAt: &idAt)
+        filling.lines.append((analysis.summary.info.id.rawValue, start - fillingStart, idAt - start))
+        if writer.position - fillingStart >= Self.parcelBytes { send() }
+    }
+
+    /// Hands the lines written since the last hand-over over, with the first frames `table`
+    /// recorded since (its `firstFrames`) and `progress` (on the shard's thread); `last`, at the
+    /// shard's end, when every connection has finished.
+    public func handOver(firstFrames: FrameSequence, progress: UInt64, last: Bool = false) {
+        firstFrames.appended(since: &firstFramesRead, into: &filling.firstFrames)
+        filling.progress = last ? .max : progress
+        filling.isLast = last
+        send()
+    }
+
+    /// `filling` to the reading thread; the next parcel has its progress until told more.
+    private func send() {
+        let (bytes, lines) = (writer.position - fillingStart, filling.lines.count)
+        filling.bytes = writer.takeCollected(expected: min(bytes + bytes / 4, Self.parcelBytes + Self.parcelBytes / 4))
+        fillingStart = writer.position
+        let progress = filling.progress
+        pthread_mutex_lock(&mutex)
+        handed.append(filling)
+        pthread_mutex_unlock(&mutex)
+        bell?.ring()
+        filling = Parcel()
+        filling.progress = progress
+        filling.lines.reserveCapacity(lines + lines / 4)
+    }
+
+    /// What was handed over since the last call (on the reading thread).
+    func take() -> [Parcel] {
+        var taken: [Parcel] = []
+        pthread_mutex_lock(&mutex)
+        swap(&taken, &handed)
+        pthread_mutex_unlock(&mutex)
+        return taken
+    }
+
+    /// Rung by the shards as they hand over; the reading thread waits on it while they finish.
+    final class Bell: @unchecked Sendable {
+        private var mutex = pthread_mutex_t()
+        private var rung = pthread_cond_t()
+        private var rings = 0
+
+        init() {
+            pthread_mutex_init(&mutex, nil)
+            pthread_cond_init(&rung, nil)
+        }
+
+        deinit {
+            pthread_mutex_destroy(&mutex)
+            pthread_cond_destroy(&rung)
+        }
+
+        func ring() {
+            pthread_mutex_lock(&mutex)
+            rings += 1
+            pthread_cond_broadcast(&rung)
+            pthread_mutex_unlock(&mutex)
+        }
+
+        /// The rings so far.
+        var count: Int {
+            pthread_mutex_lock(&mutex)
+            defer { pthread_mutex_unlock(&mutex) }
+            return rings
+        }
+
+        /// Waits until it has rung more than `seen` times.
+        func wait(after seen: Int) {
+            pthread_mutex_lock(&mutex)
+            while rings == seen { pthread_cond_wait(&rung, &mutex) }
+            pthread_mutex_unlock(&mutex)
+        }
+    }
+}
+
+/// On the reading thread of a sharded run: the shards' lines (`ShardLines`) numbered as one
+/// table numbers its connections, by first frame, and written into the report in that order as
+/// the run goes — each once every lower ID is in, the others waiting as with one table (in
+/// memory up to a budget, past it in a file: `Spill`). A connection is numbered once every shard
+/// has come past its first frame (the least progress of all): no shard can still open one before it.
+public final class ShardedLines: @unchecked Sendable {
+    // (Unchecked: the reading thread alone uses it.)
+    private let shards: [ShardLines]
+    private let report: ReportStream
+    private let bell = ShardLines.Bell()
+    /// Each shard's lines waiting, by its own IDs.
+    @exclusivity(unchecked) private var waiting: [Spill]
+    /// Each shard's first frames not numbered yet, from `heads[k]` on, and its progress.
+    @exclusivity(unchecked) private var frames: [[UInt64]]
+    @exclusivity(unchecked) private var heads: [Int]
+    @exclusivity(unchecked) private var progress: [UInt64]
+    /// The shards that handed their last over.
+    @exclusivity(unchecked) private var ended: [Bool]
+    /// The shard of each numbered connection not in the report yet, in ID order, from `ownersHead`.
+    @exclusivity(unchecked) private var owners: [UInt8] = []
+    @exclusivity(unchecked) private var ownersHead = 0
+    /// Each shard's next connection to go into the report, by its own ID.
+    @exclusivity(unchecked) private var nextLocal: [Int]
+    /// The lines in the report so far: the capture's ID of the next.
+    @exclusivity(unchecked) private(set) var written = 0
+    @exclusivity(unchecked) private var failed = false
+
+    /// Lines waiting in memory, all shards' together; past it they wait in the files. Most of a
+    /// capture's lines wait (connections finish in an order of their own: 46,609 of varint-50k's
+    /// 50,000 at `-t 2`). One table's 2 MiB kept 41,517 of them in memory, with a peak 1.2 MiB
+    /// higher than this one's (66,264 against 65,144 KiB, past 64 MiB); this keeps 7,326.
+    public static let memoryBudget = 256 << 10
+
+    /// - Parameter memoryBudget: the bytes of lines kept in memory while they wait, shared out.
+    public init(shards: [ShardLines], report: ReportStream, memoryBudget: Int = ShardedLines.memoryBudget) throws {
+        precondition(shards.count <= 256, "at most 256 shards")
+        self.shards = shards
+        self.report = report
+        for shard in shards { shard.bell = bell }
+        waiting = []
+        do {
+            for _ in shards {
+                var spill = try Spill(memoryBudget: memoryBudget / shards.count)
+                spill.keepsIDOffsets = true
+                waiting.append(spill)
+            }
+        } catch { throw ListingError(description: "\(error)") }
+        frames = shards.map { _ in [] }
+        heads = shards.map { _ in 0 }
+        progress = shards.map { _ in 0 }
+        nextLocal = shards.map { _ in 0 }
+        ended = shards.map { _ in false }
+    }
+
+    deinit {
+        for k in waiting.indices { waiting[k].release() }
+    }
+
+    /// Takes in what the shards handed over and writes the lines now due into the report.
+    public func collect() {
+        for (k, shard) in shards.enumerated() {
+            for parcel in shard.take() {
+                frames[k].append(contentsOf: parcel.firstFrames)
+                progress[k] = parcel.progress
+                ended[k] = parcel.isLast
+                number()
+                guard let block = parcel.bytes else { continue }
+                withExtendedLifetime(block) {
+                    let bytes = block.bytes
+                    for (i, line) in parcel.lines.enumerated() {
+                        let end = i + 1 < parcel.lines.count ? parcel.lines[i + 1].start : bytes.count
+                        take(UnsafeRawBufferPointer(rebasing: bytes[line.start..<end]), shard: k, id: line.id, idAt: line.idAt)
+                    }
+                }
+            }
+        }
+    }
+
+    /// Collects until every shard has handed its last over (on the reading thread, while the
+    /// workers finish their connections: a run's end can finish thousands at once).
+    public func collectUntilEveryShardEnds() {
+        while true {
+            let seen = bell.count
+            collect()
+            if !ended.contains(false) { return }
+            bell.wait(after: seen)
+        }
+    }
+
+    /// Numbers the connections every shard has come past the first frame of.
+    private func number() {
+        let frontier = progress.min() ?? 0
+        while true {
+            var earliest = -1, first = UInt64.max
+            for k in frames.indices where heads[k] < frames[k].count {
+                let frame = frames[k][heads[k]]
+                if frame <= frontier && frame < first { (earliest, first) = (k, frame) }
+            }
+            guard earliest >= 0 else { break }
+            owners.append(UInt8(earliest))
+            heads[earliest] += 1
+        }
+        for k in frames.indices where heads[k] >= 4096 && heads[k] * 2 >= frames[k].count {
+            frames[k].removeFirst(heads[k])
+            heads[k] = 0
+        }
+        writeWaiting()
+    }
+
+    /// A shard's line: into the report if it is the next one, else to wait.
+    private func take(_ line: UnsafeRawBufferPointer, shard k: Int, id: Int, idAt: Int) {
+        guard ownersHead < owners.count, Int(owners[ownersHead]) == k, nextLocal[k] == id else {
+            return waiting[k].append(line: line, id: id, idAt: idAt)
+        }
+        report.open()
+        report.writer.encodedMember(line, replacingDigitsAt: idAt, count: decimalDigits(UInt64(id)), with: written)
+        advance(k)
+        writeWaiting()
+    }
+
+    /// The lines waiting that are due now, in ID order.
+    private func writeWaiting() {
+        while ownersHead < owners.count {
+            let k = Int(owners[ownersHead])
+            guard waiting[k].has(nextLocal[k]) else { break }
+            report.open()
+            if !waiting[k].copy(nextLocal[k], renumbered: written, to: &report.writer) { failed = true }
+            advance(k)
+        }
+        if ownersHead >= 65_536 && ownersHead * 2 >= owners.count {
+            owners.removeFirst(ownersHead)
+            ownersHead = 0
+        }
+    }
+
+    private func advance(_ k: Int) {
+        ownersHead += 1
+        nextLocal[k] += 1
+        written += 1
+    }
+
+    /// At the end of the report's listing, after the last `collect` (every shard handed its last
+    /// over): marks `w`, the report's writer, failed if a line could not be written or is missing.
+    func finish(to w: inout JSONWriter) {
+        if failed || ended.contains(false) || ownersHead < owners.count || heads.indices.contains(where: { heads[$0] < frames[$0].count }) { w.markFailed() }
+    }
+}
