@@ -71,20 +71,27 @@ import Testing
         stream.writer.endObject()
         stream.writer.finish()
 
+        #expect(!stream.writer.failed)
+        let (got, wanted) = (streamed.bytes, try Self.listedWhole(order.map { connections[$0] }))
+        let difference = (0..<max(got.count, wanted.count)).first { $0 >= got.count || $0 >= wanted.count || got[$0] != wanted[$0] }
+        #expect(difference == nil, "budget \(budget): the documents differ from byte \(difference ?? 0) on")
+        #expect(String(decoding: wanted, as: UTF8.self).hasPrefix("{\n  \"connections\" : [\n    {\"client\""))
+    }
+
+    /// The report's listing of `connections` (finishing in that order) written whole at the end,
+    /// every line through the file.
+    static func listedWhole(_ connections: [ConnectionAnalysis]) throws -> [UInt8] {
         let whole = try Document()
         let reference = try ConnectionListing(scope: .all, top: 0, protobuf: nil, spillAll: true, memoryBudget: 0)
-        for id in order { reference.add(connections[id]) }
+        for connection in connections { reference.add(connection) }
         var w = JSONWriter(fd: whole.fd)
         AnalysisReport.writeOpening(capture: nil, to: &w)
         reference.writeAll(to: &w)
         w.endArray()
         w.endObject()
         w.finish()
-        #expect(!stream.writer.failed && !w.failed)
-        let (got, wanted) = (streamed.bytes, whole.bytes)
-        let difference = (0..<max(got.count, wanted.count)).first { $0 >= got.count || $0 >= wanted.count || got[$0] != wanted[$0] }
-        #expect(difference == nil, "budget \(budget): the documents differ from byte \(difference ?? 0) on")
-        #expect(String(decoding: whole.bytes, as: UTF8.self).hasPrefix("{\n  \"connections\" : [\n    {\"client\""))
+        #expect(!w.failed)
+        return whole.bytes
     }
 
     @Test func connectionsInIDOrderGoStraightIn() throws {

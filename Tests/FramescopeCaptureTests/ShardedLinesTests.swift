@@ -55,17 +55,9 @@ import Testing
         stream.writer.endObject()
         stream.writer.finish()
 
-        let whole = try ReportStreamTests.Document()
-        let reference = try ConnectionListing(scope: .all, top: 0, protobuf: nil, spillAll: true, memoryBudget: 0)
-        for c in 0..<count { reference.add(source[c % source.count].renumbered(ConnectionID(c))) }
-        var w = JSONWriter(fd: whole.fd)
-        AnalysisReport.writeOpening(capture: nil, to: &w)
-        reference.writeAll(to: &w)
-        w.endArray()
-        w.endObject()
-        w.finish()
-        #expect(!stream.writer.failed && !w.failed)
-        #expect(document.bytes == whole.bytes, "budget \(budget): the documents differ")
+        #expect(!stream.writer.failed)
+        let whole = try ReportStreamTests.listedWhole((0..<count).map { source[$0 % source.count].renumbered(ConnectionID($0)) })
+        #expect(document.bytes == whole, "budget \(budget): the documents differ")
     }
 
     func check(shardOf: [Int], finishAt: [Int], every: [Int]) throws {
