@@ -7,14 +7,16 @@ import Glibc
 /// Packets copied out of libpcap's buffer into one block, so another thread can process them.
 /// Raw fixed-size storage: no array growth or exclusivity checks per packet.
 final class PacketBatch: Batch, @unchecked Sendable {
-    /// 256 KiB: four thousand hand-overs a gigabyte cost nothing measurable (1 GB at `-t 2`:
-    /// 0.58 s best of five, as with 1 MiB), and the batches in circulation hold about 1 MiB
-    /// of RSS instead of 5 (50,000 flows at `-t 2`: peak 81.8 → 78.1 MiB).
-    static let capacity = 1 << 18
+    /// 128 KiB: eight thousand hand-overs a gigabyte cost nothing measurable (1 GB at `-t 2`:
+    /// best of nine 0.718 s against 0.735 s with 256 KiB, 0.58 s with 1 MiB in an earlier
+    /// session), and the batches in circulation hold little RSS (50,000 flows at `-t 2`: peak
+    /// 81.8 → 78.1 MiB going from 1 MiB to 256 KiB; 65,176–65,484 → 64,424–64,828 KiB from 256
+    /// to 128 KiB, once the JSON listing's lines went to the reading thread as the run goes).
+    static let capacity = 1 << 17
     static let maxPackets = 8_192
     /// A batch of decoded packets fills at fewer: a decoded packet is 100 bytes more (at 8,192,
     /// four batches of small packets had 1.5 MiB more resident; 50,000 flows at `-t 2`).
-    static let maxDecodedPackets = 2_048
+    static let maxDecodedPackets = 1_024
     /// Room for one more packet of the largest snaplen after `capacity` is reached.
     private let bytes = UnsafeMutableRawPointer.allocate(byteCount: capacity + 262_144, alignment: 16)
     private let packets = UnsafeMutablePointer<(info: CaptureInfo, offset: Int)>.allocate(capacity: maxPackets)
