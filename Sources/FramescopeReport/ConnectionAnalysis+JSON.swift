@@ -18,7 +18,7 @@ extension ConnectionAnalysis {
     /// container was a third of listing 50,000 connections.
     ///
     /// - Parameter idAt: set to the writer's position where the ID's digits start (a line a
-    ///   worker spilled gets the capture's ID there).
+    ///   shard hands over gets the capture's ID there: `ShardedLines`).
     func writeJSON(to w: inout JSONWriter, protobuf check: ProtobufCheck?, idAt: inout Int) {
         let typed = specHasTypeField  // (the types are counted only then: no dictionary to build otherwise)
         // Compact without `compact`'s closure: `writeDirection` inlined into a closure crashes

@@ -305,8 +305,8 @@ struct Spill {
         idOffsets[id] = UInt32(clamping: idAt)
     }
 
-    /// Where each line's ID starts in it (4 bytes a connection): a worker's lines are copied
-    /// with the capture's IDs.
+    /// Where each line's ID starts in it (4 bytes a connection): a shard's lines are copied
+    /// with the capture's IDs (`ShardedLines`).
     var idOffsets: [UInt32] = []
     var keepsIDOffsets = false
     /// The lines of the IDs being served (`batch`, in ID order) and where each one is in it

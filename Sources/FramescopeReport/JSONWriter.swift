@@ -602,12 +602,12 @@ public struct JSONWriter {
     /// The container open at `depth`'s bit in `hasMember` (a masking shift: `depth` < 64).
     private var depthBit: UInt64 { 1 &<< UInt64(truncatingIfNeeded: depth) }
 
-    /// Inlined, with masking shifts and the layout checked here: called for every key and array
-    /// member (1.8 million times listing 50,000 connections), it cost 100 instructions a call.
-    @inline(__always)
     /// The separator and, in the pretty layout, the break before the next member: at the
     /// depths a report nests to, with one check for room (`memberBreak`; through `put` and
     /// `newline`, the calls were a fifth of copying a waiting line into the report).
+    /// Inlined, with masking shifts and the layout checked here: called for every key and array
+    /// member (1.8 million times listing 50,000 connections), it cost 100 instructions a call.
+    @inline(__always)
     private mutating func member() {
         guard layout == .pretty, depth &* 2 &+ 2 <= Self.breakRoom else {
             let bit = depthBit
@@ -738,7 +738,6 @@ private struct EndpointText {
     var head = SIMD32<UInt8>(), tail = SIMD32<UInt8>()
 }
 
-/// The writer's 64 KiB of buffered output.
 /// Bytes in one block, grown by doubling: what a writer into memory wrote. (An array of bytes
 /// took them in one by one, a byte an instruction.)
 final class ByteBlock {
@@ -770,6 +769,7 @@ final class ByteBlock {
     var bytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: base, count: count) }
 }
 
+/// The writer's 64 KiB of buffered output.
 private final class OutputBuffer {
     static let capacity = 1 << 16
     let base = UnsafeMutablePointer<UInt8>.allocate(capacity: capacity + JSONWriter.maxRoom)

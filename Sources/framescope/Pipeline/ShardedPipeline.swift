@@ -42,14 +42,14 @@ struct ShardedPipeline {
                 packet: { self.table.process($1, info: $0) }, sweep: { self.table.sweep(at: $0) },
                 end: {
                     self.table.finish()
-                    self.lines?.handOver(firstFrames: self.table.firstFrames, progress: .max, last: true)
+                    self.handOver(progress: .max, last: true)
                 },
                 caughtUp: { self.handOver(progress: $0) })
         }
 
         /// The lines written since the last hand-over, to the reading thread.
-        func handOver(progress: UInt64) {
-            lines?.handOver(firstFrames: table.firstFrames, progress: progress)
+        func handOver(progress: UInt64, last: Bool = false) {
+            lines?.handOver(firstFrames: table.firstFrames, progress: progress, last: last)
         }
     }
 
