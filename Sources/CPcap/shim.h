@@ -1,2 +1,3 @@
 #include <pcap/pcap.h>
 #include <stdio.h>
+#include <stdio_ext.h>

@@ -7,16 +7,23 @@ import Glibc
 /// Packets copied out of libpcap's buffer into one block, so another thread can process them.
 /// Raw fixed-size storage: no array growth or exclusivity checks per packet.
 final class PacketBatch: Batch, @unchecked Sendable {
-    /// 128 KiB: eight thousand hand-overs a gigabyte cost nothing measurable (1 GB at `-t 2`:
-    /// best of nine 0.718 s against 0.735 s with 256 KiB, 0.58 s with 1 MiB in an earlier
-    /// session), and the batches in circulation hold little RSS (50,000 flows at `-t 2`: peak
-    /// 81.8 → 78.1 MiB going from 1 MiB to 256 KiB; 65,176–65,484 → 64,424–64,828 KiB from 256
-    /// to 128 KiB, once the JSON listing's lines went to the reading thread as the run goes).
-    static let capacity = 1 << 17
+    /// 64 KiB: sixteen thousand hand-overs a gigabyte cost nothing measurable, and the batches
+    /// in circulation hold little RSS (50,000 flows at `-t 2`: peak 81.8 → 78.1 MiB going from
+    /// 1 MiB to 256 KiB, 65,176–65,484 → 64,424–64,828 KiB from 256 to 128 KiB, and 64,460 KiB
+    /// with eight of 64 KiB where eight of 128 KiB were 65,728).
+    static let capacity = 1 << 16
     static let maxPackets = 8_192
     /// A batch of decoded packets fills at fewer: a decoded packet is 100 bytes more (at 8,192,
     /// four batches of small packets had 1.5 MiB more resident; 50,000 flows at `-t 2`).
-    static let maxDecodedPackets = 1_024
+    static let maxDecodedPackets = 512
+
+    /// Batches in circulation between the reading thread and each of `consumers` threads: eight
+    /// for one, 512 KiB, fewer each for more. Either thread stalls now and then (the host, the
+    /// kernel's reads, a run of packets of the reader's own share): with three of 128 KiB the
+    /// reader waited 0.05–0.17 s for an empty batch and the worker 0.06–0.22 s for a full one
+    /// in 0.7–0.9 s runs of 1 GB at `-t 2`; with eight of 64 KiB the reader waited 0.01–0.04 s
+    /// (best of nine, random bodies: 0.68 → 0.57 s, with 12 groups of 64 on the reader).
+    static func inFlight(consumers: Int) -> Int { max(3, 8 / max(1, consumers)) }
     /// Room for one more packet of the largest snaplen after `capacity` is reached.
     private let bytes = UnsafeMutableRawPointer.allocate(byteCount: capacity + 262_144, alignment: 16)
     private let packets = UnsafeMutablePointer<(info: CaptureInfo, offset: Int)>.allocate(capacity: maxPackets)
@@ -27,6 +34,11 @@ final class PacketBatch: Batch, @unchecked Sendable {
     private var decoded: UnsafeMutablePointer<DecodedPacket>?
     /// The frame the reader had read when it handed the batch over (`readSharded`).
     var handedAt: UInt64 = 0
+    /// A cache line after the fields, so that the next object malloc places shares none with
+    /// them: the reader writes the batch it fills, and the worker reads the one it drains,
+    /// every packet (sharing a line, the two threads' stores and loads on it cost 10% of the
+    /// reader's time at `-t 2`).
+    private let guardBand: (Int, Int, Int, Int, Int, Int, Int, Int) = (0, 0, 0, 0, 0, 0, 0, 0)
 
     init() {}
 
@@ -80,7 +92,9 @@ final class PacketBatch: Batch, @unchecked Sendable {
 
     /// Calls `body` for each packet appended with its decoding, in order.
     func forEachDecoded(_ body: (CaptureInfo, DecodedPacket) -> Void) {
-        for i in 0..<count { body(packets[i].info, decoded![i]) }
+        guard let decoded else { return }
+        let (packets, count) = (packets, count)  // (not reloaded from the object after each call)
+        for i in 0..<count { body(packets[i].info, decoded[i]) }
     }
 
     /// Calls `body` for each packet, in order.
@@ -239,9 +253,8 @@ extension CaptureReader {
     private mutating func readConcurrently(
         filling fill: @escaping @Sendable (PacketBatch, CaptureInfo, UnsafeRawBufferPointer) -> Void, draining drain: (PacketBatch) -> Void
     ) {
-        // Three in circulation: one filling, one draining, one ready. (Four: as fast, 0.5 MiB
-        // more at 50,000 flows; two: 1 GB at `-t 2` 0.50 → 0.63 s best of seven.)
-        let channel = BatchChannel<PacketBatch>(batches: 3)
+        // (Two in circulation: 1 GB at `-t 2` 0.50 → 0.63 s best of seven, in an earlier session.)
+        let channel = BatchChannel<PacketBatch>(batches: PacketBatch.inFlight(consumers: 1))
         let box = ReaderBox(self)
         let worker = Worker {
             var batch = channel.takeEmpty()

@@ -25,10 +25,10 @@ struct ShardPlanTests {
         #expect(workers.max()! - workers.min()! <= 1)
     }
 
-    @Test func oneWorkerLeavesTheReaderAQuarter() {
+    @Test func oneWorkerLeavesTheReaderThreeSixteenths() {
         let two = ShardPlan(threads: 2)
-        #expect(two.workers == 1 && two.readerBuckets == 16 && two.shards == 2)
-        #expect(two.share(ofShard: 0) == 0.25)
+        #expect(two.workers == 1 && two.readerBuckets == 12 && two.shards == 2)
+        #expect(two.share(ofShard: 0) == 0.1875)
         #expect(ShardPlan(threads: 1).shards == 1)
         for threads in 3...9 {
             let plan = ShardPlan(threads: threads)
