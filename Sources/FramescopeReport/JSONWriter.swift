@@ -46,19 +46,29 @@ public struct JSONWriter {
         self.layout = layout
     }
 
-    /// A writer into memory: what it flushes is kept for `takeCollected`, not written to a file.
+    /// A writer into memory: what it writes is kept for `takeCollected`, not written to a file.
     init(collecting layout: Layout) {
         fd = -1
         self.layout = layout
-        out.collected = ByteBlock(capacity: OutputBuffer.capacity)
+        out.collected = ByteBlock(capacity: 0)
     }
 
-    /// What a writer into memory has written so far, handed over (flushed first); positions go
-    /// on counting from where they were. The next is collected into room for `expected` bytes.
-    mutating func takeCollected(expected: Int) -> ByteBlock {
-        flush()
-        defer { out.collected = ByteBlock(capacity: expected) }
-        return out.collected!
+    /// What a writer into memory has written so far, handed over; positions go on counting from
+    /// where they were. Its buffer itself goes, and the writer goes on in `spare`'s storage (a
+    /// block handed over before, given back) or a new one: nothing is copied unless the buffer
+    /// filled since the last hand-over (then what it held went into a block of its own, to
+    /// which the rest is added).
+    mutating func takeCollected(spare: ByteBlock?) -> ByteBlock {
+        let overflow = out.collected!
+        if overflow.count > 0 {
+            flush()
+            out.collected = ByteBlock(capacity: 0)
+            return overflow
+        }
+        let taken = spare ?? ByteBlock(capacity: OutputBuffer.allocation)
+        taken.exchangeStorage(with: out)
+        flushed += taken.count
+        return taken
     }
 
     /// Bytes written so far, buffered ones included: where the next value starts in the file.
@@ -750,6 +760,22 @@ final class ByteBlock {
         base = .allocate(byteCount: self.capacity, alignment: 16)
     }
 
+    /// Empty, for reuse.
+    func reset() { count = 0 }
+
+    /// Takes the writer's buffered bytes as its own and gives the writer its storage instead
+    /// (empty; made large enough first).
+    fileprivate func exchangeStorage(with out: OutputBuffer) {
+        var storage = base
+        if capacity < OutputBuffer.allocation {
+            storage.deallocate()
+            storage = .allocate(byteCount: OutputBuffer.allocation, alignment: 16)
+        }
+        (base, capacity, count) = (UnsafeMutableRawPointer(out.base), OutputBuffer.allocation, out.count)
+        out.base = storage.assumingMemoryBound(to: UInt8.self)
+        out.count = 0
+    }
+
     deinit { base.deallocate() }
 
     func append(_ bytes: UnsafeRawBufferPointer) {
@@ -772,9 +798,13 @@ final class ByteBlock {
 /// The writer's 64 KiB of buffered output.
 private final class OutputBuffer {
     static let capacity = 1 << 16
-    let base = UnsafeMutablePointer<UInt8>.allocate(capacity: capacity + JSONWriter.maxRoom)
+    /// The bytes `base` points to: `capacity` and room for a last value past it.
+    static let allocation = capacity + JSONWriter.maxRoom
+    /// (A writer into memory hands it over with the bytes in it: `ByteBlock.exchangeStorage`.)
+    var base = UnsafeMutablePointer<UInt8>.allocate(capacity: allocation)
     var count = 0
-    /// A writer into memory's flushed bytes (nil: the writer writes to its file).
+    /// A writer into memory's flushed bytes (nil: the writer writes to its file): what its
+    /// buffer held when it filled between two hand-overs.
     var collected: ByteBlock?
     /// The texts `JSONWriter` keeps (`KeptTexts`: two of each) and its recurring string's JSON.
     let endpointTexts: UnsafeMutablePointer<UInt8> = {

@@ -27,7 +27,9 @@ public final class ShardLines: @unchecked Sendable {
 
     /// Past these many bytes of lines a parcel goes without waiting for the batch's end: the end
     /// of a run finishes every connection still open at once (50,000 of them: 28 MB of lines).
-    static let parcelBytes = 64 << 10
+    /// Less than the writer's buffer by more than a line takes, so that a parcel is the buffer
+    /// itself, not a copy (`JSONWriter.takeCollected`).
+    static let parcelBytes = 48 << 10
 
     // (Unchecked: the shard's thread alone writes lines and hands them over; `handed` is
     // guarded by `mutex`. The dynamic checks cost 130 instructions a line.)
@@ -38,6 +40,13 @@ public final class ShardLines: @unchecked Sendable {
     @exclusivity(unchecked) private var firstFramesRead = FrameSequence.Cursor()
     private var mutex = pthread_mutex_t()
     @exclusivity(unchecked) private var handed: [Parcel] = []
+    /// Blocks of lines the reading thread has written out and given back (guarded by `mutex`),
+    /// and one taken for the next parcel: a new block of 68 KiB a parcel cost the worker a
+    /// `malloc` that consolidated its free chunks, and page faults (varint-50k at `-t 2`: 16 M
+    /// instructions, 5% of its time by `perf` with the copy that was made into it).
+    @exclusivity(unchecked) private var given: [ByteBlock] = []
+    @exclusivity(unchecked) private var spare: ByteBlock?
+    static let maxGiven = 4
     /// Rung at each hand-over (`ShardedLines` sets it before the run).
     var bell: Bell?
 
@@ -66,12 +75,16 @@ public final class ShardLines: @unchecked Sendable {
 
     /// `filling` to the reading thread; the next parcel has its progress until told more.
     private func send() {
-        let (bytes, lines) = (writer.position - fillingStart, filling.lines.count)
-        filling.bytes = writer.takeCollected(expected: min(bytes + bytes / 4, Self.parcelBytes + Self.parcelBytes / 4))
-        fillingStart = writer.position
+        let lines = filling.lines.count
+        if lines > 0 {
+            filling.bytes = writer.takeCollected(spare: spare)
+            spare = nil
+            fillingStart = writer.position
+        }
         let progress = filling.progress
         pthread_mutex_lock(&mutex)
         handed.append(filling)
+        if spare == nil { spare = given.popLast() }
         pthread_mutex_unlock(&mutex)
         bell?.ring()
         filling = Parcel()
@@ -86,6 +99,16 @@ public final class ShardLines: @unchecked Sendable {
         swap(&taken, &handed)
         pthread_mutex_unlock(&mutex)
         return taken
+    }
+
+    /// Blocks the reading thread has written out, for the shard to write into again.
+    func giveBack(_ blocks: [ByteBlock]) {
+        pthread_mutex_lock(&mutex)
+        for block in blocks where given.count < Self.maxGiven {
+            block.reset()
+            given.append(block)
+        }
+        pthread_mutex_unlock(&mutex)
     }
 
     /// Rung by the shards as they hand over; the reading thread waits on it while they finish.
@@ -188,12 +211,15 @@ public final class ShardedLines: @unchecked Sendable {
     /// Takes in what the shards handed over and writes the lines now due into the report.
     public func collect() {
         for (k, shard) in shards.enumerated() {
+            var writtenOut: [ByteBlock] = []
+            defer { if !writtenOut.isEmpty { shard.giveBack(writtenOut) } }
             for parcel in shard.take() {
                 frames[k].append(contentsOf: parcel.firstFrames)
                 progress[k] = parcel.progress
                 ended[k] = parcel.isLast
                 number()
                 guard let block = parcel.bytes else { continue }
+                writtenOut.append(block)
                 withExtendedLifetime(block) {
                     let bytes = block.bytes
                     for (i, line) in parcel.lines.enumerated() {

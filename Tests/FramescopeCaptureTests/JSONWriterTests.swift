@@ -1,6 +1,7 @@
 import Foundation
 import FramescopeCore
 @testable import FramescopeReport
+import FramescopeSynthetic
 import Testing
 
 /// The JSON writer's digit-by-digit forms against what they stand in for.
@@ -232,6 +233,33 @@ import Testing
             #expect(fast == slow, "\(layout)")
             #expect(fast.contains(#""id":2999000,"#))
         }
+    }
+
+    /// A writer into memory hands over what it wrote since the last hand-over, whether its
+    /// buffer goes whole (the usual case), filled past its capacity in between (the bytes that
+    /// went before are kept in a block of their own), or nothing was written; it goes on in the
+    /// storage of blocks given back, and positions count on across hand-overs.
+    @Test func aWriterIntoMemoryHandsOverWhatItWroteSinceTheLastTime() {
+        var w = JSONWriter(collecting: .lines)
+        var expected: [UInt8] = [], received: [UInt8] = []
+        var spare: ByteBlock?
+        var generator = SplitMix64(seed: 11)
+        for round in 0..<40 {
+            // Mostly a few KiB between hand-overs; every fifth round past the 64 KiB buffer.
+            let pieces = round % 5 == 4 ? 80 : Int(generator.next() % 6)
+            for _ in 0..<pieces {
+                let text = "{\"round\":\(round),\"pad\":\"" + String(repeating: "p", count: Int(generator.next() % 3_000)) + "\"}"
+                let bytes = Array(text.utf8)
+                bytes.withUnsafeBytes { w.raw($0) }
+                expected += bytes
+            }
+            let block = w.takeCollected(spare: spare)
+            received += Array(block.bytes)
+            #expect(w.position == expected.count, "round \(round)")
+            block.reset()
+            spare = round % 3 == 0 ? nil : block  // given back, or not
+        }
+        #expect(received == expected)
     }
 
     /// Percentages and bits to one decimal (`k / 10`) are written as `double` writes them.
