@@ -6,6 +6,7 @@ import FramescopeReport
 extension Framescope {
     struct Analyze: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "analyze",
             abstract: "Cut every TCP stream into messages and show how TCP split and glued them.",
             discussion: """
                 Reports per direction: messages, partial messages (bytes in ≥ 2 segments), merged segments \

@@ -5,6 +5,7 @@ import FramescopeReport
 extension Framescope {
     struct Export: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "export",
             abstract: "Write a SPEC as a Wireshark Lua dissector, a Kaitai Struct description or a Netty frame decoder.",
             discussion: """
                 lua: a dissector for tshark and Wireshark (-X lua_script:FILE) that frames each TCP stream \

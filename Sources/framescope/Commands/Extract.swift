@@ -9,6 +9,7 @@ import Glibc
 extension Framescope {
     struct Extract: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "extract",
             abstract: "Write each direction's reassembled byte stream to a file, with an index of gaps.",
             discussion: """
                 Files are named <connection id>-<from ip.port>-<to ip.port>.bin. DIR/index.json lists, per \

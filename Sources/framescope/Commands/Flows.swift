@@ -5,6 +5,7 @@ import FramescopeReport
 extension Framescope {
     struct Flows: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "flows",
             abstract: "List TCP connections: endpoints, times, bytes each way, retransmissions, gaps.",
             discussion: """
                 One row per connection, numbered in order of first appearance like tshark's tcp.stream. \

@@ -5,6 +5,7 @@ import FramescopeReport
 extension Framescope {
     struct Infer: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "infer",
             abstract: "Infer each server port's framing: the SPEC to paste into --dissector or a protocol file.",
             discussion: """
                 Samples the first bytes of up to 64 streams, tries every framing of the SPEC vocabulary (length \

@@ -4,6 +4,7 @@ import FramescopeReport
 extension Framescope {
     struct Merge: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "merge",
             abstract: "Combine the JSON reports of a capture's shards into the report of the whole capture.",
             discussion: """
                 The shards come from `split --by-flow`, each analyzed with the same options and \

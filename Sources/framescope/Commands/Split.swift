@@ -10,6 +10,7 @@ import Glibc
 extension Framescope {
     struct Split: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "split",
             abstract: "Cut captures into N pcaps by connection, to analyze them apart (on other cores or machines).",
             discussion: """
                 Every packet of a TCP connection goes to the same shard, DIR/shard-K.pcap with K the \

@@ -10,6 +10,7 @@ import Glibc
 extension Framescope {
     struct Synth: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "synth",
             abstract: "Write a synthetic capture of framed TCP traffic, and the totals it holds (FILE.truth.json).",
             discussion: """
                 Deterministic from --seed: --flows connections at once, messages both ways (mostly 20–200 B, some \

@@ -10,6 +10,7 @@ import Glibc
 extension Framescope {
     struct Watch: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "watch",
             abstract: "Capture live on an interface: a view refreshed while traffic flows, then the analyze report.",
             discussion: """
                 Stops on Ctrl-C, SIGTERM or SIGHUP, after --duration seconds or --count packets, then prints the \
