@@ -22,7 +22,8 @@ final class PacketBatch: Batch, @unchecked Sendable {
     /// kernel's reads, a run of packets of the reader's own share): with three of 128 KiB the
     /// reader waited 0.05–0.17 s for an empty batch and the worker 0.06–0.22 s for a full one
     /// in 0.7–0.9 s runs of 1 GB at `-t 2`; with eight of 64 KiB the reader waited 0.01–0.04 s
-    /// (best of nine, random bodies: 0.68 → 0.57 s, with 12 groups of 64 on the reader).
+    /// (best of nine, random bodies: 0.68 s with three of 128 KiB and 16 groups of 64 on the
+    /// reader, 0.57 s with eight of 64 KiB and 12).
     static func inFlight(consumers: Int) -> Int { max(3, 8 / max(1, consumers)) }
     /// Room for one more packet of the largest snaplen after `capacity` is reached.
     private let bytes = UnsafeMutableRawPointer.allocate(byteCount: capacity + 262_144, alignment: 16)
@@ -35,9 +36,9 @@ final class PacketBatch: Batch, @unchecked Sendable {
     /// The frame the reader had read when it handed the batch over (`readSharded`).
     var handedAt: UInt64 = 0
     /// A cache line after the fields, so that the next object malloc places shares none with
-    /// them: the reader writes the batch it fills, and the worker reads the one it drains,
-    /// every packet (sharing a line, the two threads' stores and loads on it cost 10% of the
-    /// reader's time at `-t 2`).
+    /// them: the reader writes the batch it fills and the worker reads the one it drains, every
+    /// packet. (With the reader's retain and release of its batch at every packet, now gone,
+    /// `swift_release` had a tenth of the reader's samples at `-t 2`.)
     private let guardBand: (Int, Int, Int, Int, Int, Int, Int, Int) = (0, 0, 0, 0, 0, 0, 0, 0)
 
     init() {}
