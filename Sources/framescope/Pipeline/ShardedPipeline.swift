@@ -66,12 +66,12 @@ struct ShardedPipeline {
         threads > 1 && analysis.messages == nil && analysis.connectionsNdjson == nil && !exporting
     }
 
-    /// - Parameter report: the JSON report listing every connection, begun before the run.
+    /// - Parameter report: the JSON report listing every connection, begun before the run (there
+    ///   is one only for a JSON report of `--connections all`: `openStreamedReport`).
     init(input: InputOptions, analysis: AnalysisOptions, choice: DissectorChoice, format: OutputFormat, report: ReportStream?) throws {
         plan = ShardPlan(threads: input.threads)
         options = analysis.limits.reassembly
         let files = CaptureFiles(inputs: input.files.count)
-        let listsLines = report != nil && format == .json && analysis.connections == .all
         let shards = try (0..<plan.shards).map { [options, plan] k in
             let part = plan.share(ofShard: k)
             func share(_ limit: Int, atLeast least: Int) -> Int { max(least, Int(Double(limit) * part)) }
@@ -79,7 +79,7 @@ struct ShardedPipeline {
             shared.maxBufferedBytesTotal = share(options.maxBufferedBytesTotal, atLeast: 1)
             shared.maxConflictWindowBytesTotal = share(options.maxConflictWindowBytesTotal, atLeast: 0)
             shared.maxUnackedSegments = share(options.maxUnackedSegments, atLeast: 1)
-            let lines = listsLines ? ShardLines() : nil
+            let lines = report != nil ? ShardLines() : nil
             let chain = try AnalysisChain(options: analysis, choice: choice, format: format, share: part, shardLines: lines)
             return Shard(chain: chain, options: shared, captureFiles: files, lines: lines)
         }
