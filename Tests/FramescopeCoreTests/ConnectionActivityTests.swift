@@ -7,6 +7,7 @@ import Testing
 @Suite struct ConnectionActivityTests {
     @Test func theLeastRecentlyActiveAreTheSortsFirstWhateverTheTies() {
         var random = SystemRandomNumberGenerator()
+        var scratch: [(lastSeen: Timestamp, slot: Int)] = []  // kept across calls, as the table keeps it
         for trial in 0..<2_000 {
             let n = Int.random(in: 0...200, using: &random)
             // Few distinct times in some trials (many ties), all distinct in others.
@@ -20,7 +21,7 @@ import Testing
             let slots = (0..<n).shuffled(using: &random).map { Int32($0) }
             for closedOnly in [false, true] {
                 let count = Int.random(in: 0...(n + 2), using: &random)
-                let chosen = activity.leastRecentlyActive(count, closedOnly: closedOnly, among: slots) { ids[$0] }
+                let chosen = activity.leastRecentlyActive(count, closedOnly: closedOnly, among: slots, scratch: &scratch) { ids[$0] }
                 let expected = slots.map(Int.init).filter { !closedOnly || activity[$0].isClosed }
                     .sorted { (activity[$0].lastSeen, ids[$0]) < (activity[$1].lastSeen, ids[$1]) }.prefix(count)
                 // (IDs are unique in a table; here a tie of time and ID may take either slot.)

@@ -8,9 +8,9 @@ import Glibc
 @testable import FramescopeCore
 
 /// The flow table's record store behaves as an array of its records: the same contents after any
-/// run of appends, removals from the end, swaps and writes in place, across its growth by
-/// `realloc`; a copy is a value of its own; every record it held is released once; the pages its
-/// emptied tail held go back to the system.
+/// run of appends, removals (from the end, or from a slot the last one fills), swaps and writes
+/// in place, across its growth by `realloc`; a copy is a value of its own; every record it held
+/// is released once; the pages its emptied tail held go back to the system.
 @Suite struct RecordStoreTests {
     /// A record with a reference, so that a record moved by its bytes, copied or released shows
     /// in the reference's count of live instances.
@@ -34,7 +34,7 @@ import Glibc
             var store = RecordStore<Record>(), model: [Record] = []
             var snapshot: (store: RecordStore<Record>, numbers: [Int])?
             for step in 0..<20_000 {
-                switch Int.random(in: 0..<10, using: &generator) {
+                switch Int.random(in: 0..<11, using: &generator) {
                 case 0..<6:
                     let record = Record(number: step, tracked: Tracked(step))
                     store.append(record)
@@ -49,6 +49,11 @@ import Glibc
                     let i = Int.random(in: 0..<model.count, using: &generator)
                     store[i].number += 1_000_000
                     model[i].number += 1_000_000
+                case 9 where !model.isEmpty:  // a finished connection dropped, the last moved in
+                    let i = Int.random(in: 0..<model.count, using: &generator)
+                    store.removeFillingFromLast(i)
+                    let last = model.removeLast()
+                    if i < model.count { model[i] = last }
                 default:
                     if snapshot == nil && step > 5_000 { snapshot = (store, model.map(\.number)) }
                 }

@@ -48,7 +48,7 @@ public final class ConnectionAnalysis: Sendable {
     /// nil when no dissector applied to this connection.
     public var directions: PerDirection<DirectionAnalysis>? { isDissected ? figures : nil }
 
-    init(summary: ConnectionSummary, plan: FramingPlan?, directions: PerDirection<DirectionAnalysis>?) {
+    init(summary: consuming ConnectionSummary, plan: FramingPlan?, directions: PerDirection<DirectionAnalysis>?) {
         self.summary = summary
         self.plan = plan
         // `if let`, not `??`: the generic `??` copied both directions' figures through value
@@ -306,6 +306,11 @@ public struct Analyzer: StreamSink {
     }
 
     public mutating func connectionClosed(_ summary: ConnectionSummary, state: consuming ConnectionFraming) {
+        connectionClosed(taking: summary, state: state)
+    }
+
+    /// The connection's analysis keeps `summary` itself.
+    public mutating func connectionClosed(taking summary: consuming ConnectionSummary, state: consuming ConnectionFraming) {
         let framing: Framing
         switch state {
         case .undissected:
@@ -348,7 +353,7 @@ public struct Analyzer: StreamSink {
     }
 
     /// A dissected connection that carried no byte: what its untouched analyzers would report.
-    private static func analysis(_ summary: ConnectionSummary, untouched plan: FramingPlan) -> ConnectionAnalysis {
+    private static func analysis(_ summary: consuming ConnectionSummary, untouched plan: FramingPlan) -> ConnectionAnalysis {
         func untouched(_ statistics: borrowing DirectionStatistics) -> DirectionAnalysis {
             var analysis = DirectionAnalysis()
             analysis.segments = statistics.segments
@@ -360,7 +365,12 @@ public struct Analyzer: StreamSink {
         return ConnectionAnalysis(summary: summary, plan: plan, directions: directions)
     }
 
-    private static func analysis(_ summary: ConnectionSummary, _ framing: Framing, finished: Bool = false) -> ConnectionAnalysis {
+    private static func analysis(_ summary: consuming ConnectionSummary, _ framing: Framing, finished: Bool = false) -> ConnectionAnalysis {
+        // (Read here: `summary[direction]` in the closure copied a direction's statistics.)
+        let segments = PerDirection(
+            clientToServer: summary.directions.clientToServer.segments, serverToClient: summary.directions.serverToClient.segments)
+        let overMSS = PerDirection(
+            clientToServer: summary.directions.clientToServer.segmentsOverMSS, serverToClient: summary.directions.serverToClient.segmentsOverMSS)
         let directions = PerDirection { direction -> DirectionAnalysis in
             // A finished connection's figures are moved out of its framing, which goes with it
             // (a copy would retain every box they hold, and the framing's end release them).
@@ -369,8 +379,8 @@ public struct Analyzer: StreamSink {
             if let used = framing.existing(direction) {
                 if finished { swap(&analysis, &used.analyzer.analysis) } else { analysis = used.analyzer.analysis }
             }
-            analysis.segments = summary[direction].segments + analysis.recutSegments
-            analysis.segmentsOverMSS = summary[direction].segmentsOverMSS
+            analysis.segments = segments[direction] + analysis.recutSegments
+            analysis.segmentsOverMSS = overMSS[direction]
             return analysis
         }
         return ConnectionAnalysis(summary: summary, plan: framing.plan, directions: directions)

@@ -104,10 +104,10 @@ public enum FinalizeReason: String, Sendable {
     }
 
     var end: ConnectionEnd {
-        let a = clientToServer.statistics, b = serverToClient.statistics
-        if a.rstSeen || b.rstSeen { return .rst }
-        if a.finSeen && b.finSeen { return .fin }
-        if a.finSeen || b.finSeen { return .halfClosed }
+        if clientToServer.statistics.rstSeen || serverToClient.statistics.rstSeen { return .rst }
+        let (a, b) = (clientToServer.statistics.finSeen, serverToClient.statistics.finSeen)
+        if a && b { return .fin }
+        if a || b { return .halfClosed }
         return .open
     }
 
@@ -159,7 +159,20 @@ public enum FinalizeReason: String, Sendable {
         tcp.release(context: &context)
         clientToServer.flush(route: .init(connection: id, direction: .clientToServer), context: &context, sink: &sink, state: &state)
         serverToClient.flush(route: .init(connection: id, direction: .serverToClient), context: &context, sink: &sink, state: &state)
-        sink.connectionClosed(summary(finalizedBy: reason, lastSeen: lastSeen), state: state)
+        sink.connectionClosed(taking: takeSummary(finalizedBy: reason, lastSeen: lastSeen), state: state)
+    }
+
+    /// `summary`, with the directions' statistics moved into it, not copied (a copy retained
+    /// the boxes they hold, and the record's end released them): for the finalized connection,
+    /// whose record is dropped next.
+    private mutating func takeSummary(finalizedBy reason: FinalizeReason, lastSeen: Timestamp) -> ConnectionSummary {
+        let (packets, end) = (packets, end)  // (read from the statistics before they go)
+        var sent = PerDirection(clientToServer: DirectionStatistics(), serverToClient: DirectionStatistics())
+        swap(&sent.clientToServer, &clientToServer.statistics)
+        swap(&sent.serverToClient, &serverToClient.statistics)
+        return ConnectionSummary(
+            info: info, lastSeen: lastSeen, packets: packets, directions: sent, end: end,
+            finalizedBy: reason, initialRTTNanoseconds: tcp.initialRTT > 0 ? tcp.initialRTT : nil)
     }
 
     func summary(finalizedBy reason: FinalizeReason, lastSeen: Timestamp) -> ConnectionSummary {

@@ -21,20 +21,34 @@ extension [ConnectionActivity] {
     /// `closedOnly`), the lower ID first among equals (`id` of a slot): the same choice however
     /// the table's slots are arranged. A selection, not a sort, and IDs read only for the slots
     /// tied at the last time taken (`id` reads a connection's record: a cache miss each).
-    @usableFromInline func leastRecentlyActive(_ count: Int, closedOnly: Bool, among slots: [Int32], id: (Int) -> ConnectionID) -> [Int] {
-        var candidates: [(lastSeen: Timestamp, slot: Int)] = []
-        for s in slots {
-            let slot = Int(s)
-            if !closedOnly || self[slot].isClosed { candidates.append((self[slot].lastSeen, slot)) }
+    ///
+    /// The candidates go into `scratch`, the caller's, kept from call to call: grown by appends
+    /// in a new array each time, they were reallocated eight times a pass (varint-50k's
+    /// closed-limit passes: 68 M instructions, 23 M of them that), and the filters and maps
+    /// that took the victims out made arrays of their own.
+    @usableFromInline func leastRecentlyActive(
+        _ count: Int, closedOnly: Bool, among slots: [Int32], scratch candidates: inout [(lastSeen: Timestamp, slot: Int)],
+        id: (Int) -> ConnectionID
+    ) -> [Int] {
+        candidates.removeAll(keepingCapacity: true)
+        candidates.reserveCapacity(slots.count)
+        withUnsafeBufferPointer { activity in
+            for s in slots {
+                let slot = Int(s)
+                if !closedOnly || activity[slot].isClosed { candidates.append((activity[slot].lastSeen, slot)) }
+            }
         }
         guard count < candidates.count else { return candidates.map(\.slot) }
         guard count > 0 else { return [] }
         Self.select(count - 1, in: &candidates)
         let boundary = candidates[count - 1].lastSeen
-        var taken = candidates[..<count].filter { $0.lastSeen < boundary }.map(\.slot)
-        var tied = candidates.filter { $0.lastSeen == boundary }.map { (id: id($0.slot), slot: $0.slot) }
+        var taken: [Int] = []
+        taken.reserveCapacity(count)
+        for c in candidates[..<count] where c.lastSeen < boundary { taken.append(c.slot) }
+        var tied: [(id: ConnectionID, slot: Int)] = []
+        for c in candidates where c.lastSeen == boundary { tied.append((id(c.slot), c.slot)) }
         tied.sort { $0.id < $1.id }
-        taken += tied.prefix(count - taken.count).map(\.slot)
+        for t in tied.prefix(count - taken.count) { taken.append(t.slot) }
         return taken
     }
 

@@ -52,6 +52,8 @@ public struct FlowTable<Sink: StreamSink> {
     /// Each group's slots (a limit's victims are sought among its group's connections only; a
     /// connection knows its place here: `ConnectionActivity.placeInBucket`).
     @usableFromInline var slotsInBucket = [[Int32]](repeating: [], count: ConnectionBucket.count)
+    /// Where a limit's candidates are sorted out (`leastRecentlyActive`), kept between passes.
+    @usableFromInline var limitCandidates: [(lastSeen: Timestamp, slot: Int)] = []
     private var schedule: SweepSchedule
     /// Whether packets move the clock that finalizes idle and closed connections (else the
     /// table sweeps when told: `sweep(at:)`, a table with a share of the connections).
@@ -190,7 +192,9 @@ public struct FlowTable<Sink: StreamSink> {
         var connection = Connection(info: info, state: sink.connectionOpened(info))
         connection.bucket = UInt8(bucket)
         if segment.flags.contains(.syn) && !segment.flags.contains(.ack) { connection.clientSequence = segment.sequence }
-        connections.append(connection)
+        // (Moved in: passed as it was, the record was copied, a retain of every box it holds,
+        // and the original released at the end of `open`: 430 instructions a connection.)
+        connections.append(consume connection)
         activity.append(ConnectionActivity(lastSeen: timestamp, bucket: bucket, placeInBucket: slotsInBucket[bucket].count))
         slotsInBucket[bucket].append(Int32(connections.count - 1))
         index.insert(key, slot: connections.count - 1)
@@ -209,8 +213,7 @@ public struct FlowTable<Sink: StreamSink> {
 
     /// Takes the connection out (the last one moves into its slot) and finalizes it.
     @inlinable mutating func finalize(slot: Int, reason: FinalizeReason) {
-        let (removed, activity) = remove(slot: slot)
-        var connection = removed
+        var (connection, activity) = remove(slot: slot)  // (one binding: a `let` and a `var` of it copied the record)
         connection.finalize(reason: reason, lastSeen: activity.lastSeen, context: &reassembly, sink: &sink)
     }
 
@@ -267,12 +270,11 @@ public struct FlowTable<Sink: StreamSink> {
         uncount(slot)
         index.remove(connections[slot].key, slot: slot)
         let last = connections.count - 1
+        connections.removeFillingFromLast(slot)
         if slot == last {
-            connections.removeLast()
             activity.removeLast()
             return
         }
-        connections[slot] = connections.removeLast()
         activity[slot] = activity.removeLast()
         index.move(connections[slot].key, from: last, to: slot)
         moved(to: slot)
@@ -303,9 +305,7 @@ public struct FlowTable<Sink: StreamSink> {
     /// Past `maxConnections`: finalize the least recently active sixteenth in one pass, so a
     /// flood of new 4-tuples costs amortized O(log n) per connection.
     @inlinable mutating func evictLeastRecentlyActive(bucket: Int) {
-        let victims = activity.leastRecentlyActive(max(1, slotsInBucket[bucket].count / 16), closedOnly: false, among: slotsInBucket[bucket]) {
-            connections[$0].info.id
-        }
+        let victims = leastRecentlyActive(max(1, slotsInBucket[bucket].count / 16), closedOnly: false, in: bucket)
         reassembly.countFinalized(byConnectionLimit: victims.count)
         finalize(victims, reason: .connectionLimit)
     }
@@ -314,11 +314,18 @@ public struct FlowTable<Sink: StreamSink> {
     /// ones in one pass (a scan of the table per thousand or so closed connections).
     @inlinable mutating func finalizeLeastRecentlyClosed(bucket: Int) {
         let limit = ConnectionBucket.share(of: reassembly.options.maxClosedConnections)
-        let victims = activity.leastRecentlyActive(max(1, closedInBucket[bucket] - limit + limit / 4), closedOnly: true, among: slotsInBucket[bucket]) {
-            connections[$0].info.id
-        }
+        let victims = leastRecentlyActive(max(1, closedInBucket[bucket] - limit + limit / 4), closedOnly: true, in: bucket)
         reassembly.countFinalized(byClosedLimit: victims.count)
         finalize(victims, reason: .closedLimit)
+    }
+
+    /// A limit's victims in `bucket` (`ConnectionActivity.leastRecentlyActive`), sorted out in
+    /// the table's kept array (taken out for the call: the IDs are read from the table meanwhile).
+    @inlinable mutating func leastRecentlyActive(_ count: Int, closedOnly: Bool, in bucket: Int) -> [Int] {
+        var scratch: [(lastSeen: Timestamp, slot: Int)] = []
+        swap(&scratch, &limitCandidates)
+        defer { swap(&scratch, &limitCandidates) }
+        return activity.leastRecentlyActive(count, closedOnly: closedOnly, among: slotsInBucket[bucket], scratch: &scratch) { connections[$0].info.id }
     }
 
     /// Past the global buffer limit: the direction holding the most skips its first hole.

@@ -93,7 +93,7 @@ import Darwin
         }
     }
 
-    @inlinable mutating func append(_ record: Element) {
+    @inlinable mutating func append(_ record: consuming Element) {
         makeUnique()
         if block.count == block.capacity { block.grow() }
         (block.base! + block.count).initialize(to: record)
@@ -116,6 +116,17 @@ import Darwin
         let kept = (block.base! + i).move()
         (block.base! + i).moveInitialize(from: block.base! + j, count: 1)
         (block.base! + j).initialize(to: kept)
+    }
+
+    /// Drops the record in `slot` and moves the last one into it: one copy of its bytes, where
+    /// taking the last out and assigning it made two.
+    @inlinable mutating func removeFillingFromLast(_ slot: Int) {
+        precondition(slot >= 0 && slot < block.count, "record slot out of range")
+        makeUnique()
+        block.count -= 1
+        defer { block.releaseTailIfEmpty() }
+        (block.base! + slot).deinitialize(count: 1)
+        if slot != block.count { (block.base! + slot).moveInitialize(from: block.base! + block.count, count: 1) }
     }
 
     /// Every record released, and the block with them.

@@ -110,10 +110,18 @@ public protocol StreamSink {
     mutating func conflict(_ conflict: StreamConflict, state: inout ConnectionState)
     /// Called once per connection, when it is finalized (timeout, limit or end of input).
     mutating func connectionClosed(_ summary: ConnectionSummary, state: consuming ConnectionState)
+    /// `connectionClosed`, the summary given to keep: the flow table's call. A sink that keeps
+    /// it (the analyzer, in the connection's analysis) takes it without a copy, which retained
+    /// every box the summary holds and released them again (a connection each).
+    mutating func connectionClosed(taking summary: consuming ConnectionSummary, state: consuming ConnectionState)
 }
 
 extension StreamSink {
     public mutating func conflict(_ conflict: StreamConflict, state: inout ConnectionState) {}
+
+    public mutating func connectionClosed(taking summary: consuming ConnectionSummary, state: consuming ConnectionState) {
+        connectionClosed(summary, state: state)
+    }
 }
 
 /// A sink that keeps nothing per connection.
@@ -137,7 +145,8 @@ extension StatelessStreamSink {
     public mutating func connectionClosed(_ summary: ConnectionSummary, state: consuming Void) { connectionClosed(summary) }
 }
 
-/// Two sinks fed the same events, in order: `first`, then `second`.
+/// Two sinks fed the same events, in order: `first`, then `second` (a connection's end taken,
+/// `second` first: `first` may keep the summary).
 public struct SinkPair<First: StreamSink, Second: StreamSink>: StreamSink {
     public var first: First
     public var second: Second
@@ -175,5 +184,11 @@ public struct SinkPair<First: StreamSink, Second: StreamSink>: StreamSink {
         let state = state
         first.connectionClosed(summary, state: state.first)
         second.connectionClosed(summary, state: state.second)
+    }
+
+    public mutating func connectionClosed(taking summary: consuming ConnectionSummary, state: consuming ConnectionState) {
+        let state = state
+        second.connectionClosed(summary, state: state.second)
+        first.connectionClosed(taking: summary, state: state.first)
     }
 }
