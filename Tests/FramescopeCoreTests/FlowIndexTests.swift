@@ -26,7 +26,30 @@ import Testing
         #expect(index.count == 2000 - 667)
     }
 
-    /// Keys whose hashes collide in their low half are told apart by the records' keys.
+    /// A table holding a share of the connection groups (a `--threads` shard: the reading
+    /// thread's 12 of 64 at `-t 2`) places its keys as evenly as one holding them all: the
+    /// groups are the hash's low bits, and an index placing by them saw a twelfth as many
+    /// home positions and piled its entries into long probe runs.
+    @Test func aShareOfTheGroupsIsPlacedAsEvenlyAsAll() {
+        func filled(_ take: (FlowKey) -> Bool) -> FlowIndex {
+            var index = FlowIndex(capacity: 16)
+            var i = 0, placed = 0
+            while placed < 3_000 {
+                if take(key(i)) {
+                    index.insert(key(i), slot: placed)
+                    placed += 1
+                }
+                i += 1
+            }
+            return index
+        }
+        let all = filled { _ in true }
+        let share = filled { ConnectionBucket.of($0.mixedHash) < 12 }
+        #expect(all.meanDisplacement < 2)
+        #expect(share.meanDisplacement < 2, "a share of the groups: \(share.meanDisplacement) positions past home on average")
+    }
+
+    /// Keys whose hashes collide in the half the index keeps are told apart by the records' keys.
     @Test func equalHashesAreToldApartByTheKey() {
         var index = FlowIndex(capacity: 16)
         var keyAt: [Int: FlowKey] = [:]

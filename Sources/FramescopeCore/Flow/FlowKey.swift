@@ -7,8 +7,8 @@
         if a < b { low = a; high = b } else { low = b; high = a }
     }
 
-    /// A cheap hash of every field, every bit of it depending on every field (`FlowIndex` takes
-    /// the low bits, `ConnectionBucket` others). The ports are multiplied in like the addresses:
+    /// A cheap hash of every field, every bit of it depending on every field (`ConnectionBucket`
+    /// takes the low bits, `FlowIndex` the high half). The ports are multiplied in like the addresses:
     /// shifted into the top bits as they were, a client's port reached almost none of the low
     /// bits, and one host's thousands of connections to a server shared a handful of slots.
     var mixedHash: UInt64 {
