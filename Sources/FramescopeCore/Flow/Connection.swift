@@ -170,15 +170,21 @@ public enum FinalizeReason: String, Sendable {
         var sent = PerDirection(clientToServer: DirectionStatistics(), serverToClient: DirectionStatistics())
         swap(&sent.clientToServer, &clientToServer.statistics)
         swap(&sent.serverToClient, &serverToClient.statistics)
-        return ConnectionSummary(
-            info: info, lastSeen: lastSeen, packets: packets, directions: sent, end: end,
-            finalizedBy: reason, initialRTTNanoseconds: tcp.initialRTT > 0 ? tcp.initialRTT : nil)
+        return summary(sent, packets: packets, end: end, finalizedBy: reason, lastSeen: lastSeen)
     }
 
     func summary(finalizedBy reason: FinalizeReason, lastSeen: Timestamp) -> ConnectionSummary {
+        let sent = PerDirection(clientToServer: clientToServer.statistics, serverToClient: serverToClient.statistics)
+        return summary(sent, packets: packets, end: end, finalizedBy: reason, lastSeen: lastSeen)
+    }
+
+    /// The summary of this connection with `directions`' statistics (read from it, or taken out).
+    private func summary(
+        _ directions: consuming PerDirection<DirectionStatistics>, packets: Int, end: ConnectionEnd, finalizedBy reason: FinalizeReason,
+        lastSeen: Timestamp
+    ) -> ConnectionSummary {
         ConnectionSummary(
-            info: info, lastSeen: lastSeen, packets: packets,
-            directions: PerDirection(clientToServer: clientToServer.statistics, serverToClient: serverToClient.statistics), end: end,
+            info: info, lastSeen: lastSeen, packets: packets, directions: directions, end: end,
             finalizedBy: reason, initialRTTNanoseconds: tcp.initialRTT > 0 ? tcp.initialRTT : nil)
     }
 }
