@@ -12,12 +12,14 @@ import Glibc
 /// run goes, where they waited in files for the end of the run before (varint-50k at `-t 2`:
 /// 28 MB of lines copied after the read, 25–30 ms on the reading thread alone).
 public final class ShardLines: @unchecked Sendable {
+    typealias Line = (id: Int, start: Int, idAt: Int)
+
     /// What one hand-over carries.
     struct Parcel {
         var bytes: ByteBlock?
         /// Each line: its connection's ID in the shard, where the line starts in `bytes`, and
         /// where that ID starts in the line.
-        var lines: [(id: Int, start: Int, idAt: Int)] = []
+        var lines: [Line] = []
         var firstFrames: [UInt64] = []
         /// Every packet of the shard's connections up to this frame has been analyzed.
         var progress: UInt64 = 0
@@ -46,6 +48,11 @@ public final class ShardLines: @unchecked Sendable {
     /// instructions, 5% of its time by `perf` with the copy that was made into it).
     @exclusivity(unchecked) private var given: [ByteBlock] = []
     @exclusivity(unchecked) private var spare: ByteBlock?
+    /// The same for the parcels' lists of lines (a list a parcel, grown line by line, cost as
+    /// much as the blocks), and for the list of parcels handed over (`take` swaps it for the
+    /// reading thread's emptied one).
+    @exclusivity(unchecked) private var givenLines: [[Line]] = []
+    @exclusivity(unchecked) private var spareLines: [Line] = []
     static let maxGiven = 4
     /// Rung at each hand-over (`ShardedLines` sets it before the run).
     var bell: Bell?
@@ -82,33 +89,41 @@ public final class ShardLines: @unchecked Sendable {
             fillingStart = writer.position
         }
         let progress = filling.progress
+        var next = Parcel()
+        if lines > 0 { swap(&next.lines, &spareLines) } else { swap(&next.lines, &filling.lines) }  // (empty: its room stays)
         pthread_mutex_lock(&mutex)
         handed.append(filling)
         if spare == nil { spare = given.popLast() }
+        if lines > 0, let list = givenLines.popLast() { spareLines = list }
         pthread_mutex_unlock(&mutex)
         bell?.ring()
-        filling = Parcel()
+        filling = next
         filling.progress = progress
-        filling.lines.reserveCapacity(lines + lines / 4)
     }
 
-    /// What was handed over since the last call (on the reading thread).
-    func take() -> [Parcel] {
-        var taken: [Parcel] = []
+    /// What was handed over since the last call (on the reading thread), in place of
+    /// `parcels`, which were taken before and are given back emptied.
+    func take(_ parcels: inout [Parcel]) {
+        parcels.removeAll(keepingCapacity: true)
         pthread_mutex_lock(&mutex)
-        swap(&taken, &handed)
+        swap(&parcels, &handed)
         pthread_mutex_unlock(&mutex)
-        return taken
     }
 
-    /// Blocks the reading thread has written out, for the shard to write into again.
-    func giveBack(_ blocks: [ByteBlock]) {
+    /// The blocks and lists of lines of parcels the reading thread has written out, for the
+    /// shard to fill again.
+    func giveBack(_ blocks: [ByteBlock], lines: inout [[Line]]) {
         pthread_mutex_lock(&mutex)
         for block in blocks where given.count < Self.maxGiven {
             block.reset()
             given.append(block)
         }
+        while givenLines.count < Self.maxGiven, var list = lines.popLast() {
+            list.removeAll(keepingCapacity: true)
+            givenLines.append(list)
+        }
         pthread_mutex_unlock(&mutex)
+        lines.removeAll(keepingCapacity: true)
     }
 
     /// Rung by the shards as they hand over; the reading thread waits on it while they finish.
@@ -168,6 +183,9 @@ public final class ShardedLines: @unchecked Sendable {
     @exclusivity(unchecked) private var progress: [UInt64]
     /// The shards that handed their last over.
     @exclusivity(unchecked) private var ended: [Bool]
+    /// The parcels of a shard being taken in, and their lists of lines, given back with them.
+    @exclusivity(unchecked) private var parcels: [ShardLines.Parcel] = []
+    @exclusivity(unchecked) private var linesWrittenOut: [[ShardLines.Line]] = []
     /// The shard of each numbered connection not in the report yet, in ID order, from `ownersHead`.
     @exclusivity(unchecked) private var owners: [UInt8] = []
     @exclusivity(unchecked) private var ownersHead = 0
@@ -177,11 +195,12 @@ public final class ShardedLines: @unchecked Sendable {
     @exclusivity(unchecked) private(set) var written = 0
     @exclusivity(unchecked) private var failed = false
 
-    /// Lines waiting in memory, all shards' together; past it they wait in the files. Most of a
-    /// capture's lines wait (connections finish in an order of their own: 46,609 of varint-50k's
-    /// 50,000 at `-t 2`). One table's 2 MiB kept 41,517 of them in memory, with a peak 1.2 MiB
-    /// higher than this one's (66,264 against 65,144 KiB, past 64 MiB); this keeps 7,326.
-    public static let memoryBudget = 256 << 10
+    /// Lines waiting in memory, all shards' together, as one table's; past it they wait in the
+    /// files. Most of a capture's lines wait (connections finish in an order of their own: 46,609
+    /// of varint-50k's 50,000 at `-t 2`). 256 KiB kept 7,326 of them in memory, and the round
+    /// trip of the others through the files cost the reading thread 20 ms of its 0.17 s at `-t 2`
+    /// (30 ms at `-t 3`, where it bounds the run); this, 0.1 to 0.6 MiB more at the peak.
+    public static let memoryBudget = ConnectionListing.memoryBudget
 
     /// - Parameter memoryBudget: the bytes of lines kept in memory while they wait, shared out.
     public init(shards: [ShardLines], report: ReportStream, memoryBudget: Int = ShardedLines.memoryBudget) throws {
@@ -212,14 +231,19 @@ public final class ShardedLines: @unchecked Sendable {
     public func collect() {
         for (k, shard) in shards.enumerated() {
             var writtenOut: [ByteBlock] = []
-            defer { if !writtenOut.isEmpty { shard.giveBack(writtenOut) } }
-            for parcel in shard.take() {
+            defer {
+                parcels.removeAll(keepingCapacity: true)  // (first: the lists given back are then the only references to theirs)
+                if !writtenOut.isEmpty { shard.giveBack(writtenOut, lines: &linesWrittenOut) }
+            }
+            shard.take(&parcels)
+            for parcel in parcels {
                 frames[k].append(contentsOf: parcel.firstFrames)
                 progress[k] = parcel.progress
                 ended[k] = parcel.isLast
                 number()
                 guard let block = parcel.bytes else { continue }
                 writtenOut.append(block)
+                linesWrittenOut.append(parcel.lines)
                 withExtendedLifetime(block) {
                     let bytes = block.bytes
                     for (i, line) in parcel.lines.enumerated() {

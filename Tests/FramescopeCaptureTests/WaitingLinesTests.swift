@@ -46,6 +46,36 @@ struct WaitingLinesTests {
         #expect(memory.bytes == 0)
     }
 
+    /// Lines kept and read for far longer than the budget lasts: the emptied chunks take the
+    /// new lines (the chunks are the budget's, never more), each line read back whole.
+    @Test func emptiedChunksTakeNewLinesForever() {
+        var memory = WaitingLines(budget: 64 << 10)
+        var waiting: [(id: Int, entry: UInt64)] = []
+        var id = 0, kept = 0
+        for round in 0..<200 {
+            // A few hundred lines in, then all but the last few of them out, oldest first.
+            for _ in 0..<(20 + round % 30) {
+                let bytes = line(id, length: 1 + (id * 131) % 600)
+                if let entry = bytes.withUnsafeBytes({ memory.keep($0) }) {
+                    waiting.append((id, entry))
+                    kept += 1
+                }
+                #expect(memory.bytes <= 64 << 10)
+                id += 1
+            }
+            let keep = round % 3 == 0 ? 0 : 5
+            while waiting.count > keep {
+                let (id, entry) = waiting.removeFirst()
+                #expect(memory.read(entry) { Array($0) } == line(id, length: 1 + (id * 131) % 600))
+            }
+        }
+        #expect(kept == id)  // the budget was never short: the chunks were reused
+        #expect(id * 300 > 8 * (64 << 10))  // (many times the budget's bytes went through)
+        for (_, entry) in waiting { memory.discard(entry) }
+        memory.close()
+        #expect(memory.bytes == 0)
+    }
+
     @Test func lineTooLongOrBudgetTooSmallIsRefused() {
         var small = WaitingLines(budget: 4096)
         #expect(small.chunkSize == 0)
