@@ -269,15 +269,9 @@ public final class ShardedLines: @unchecked Sendable {
     /// Numbers the connections every shard has come past the first frame of.
     private func number() {
         let frontier = progress.min() ?? 0
-        while true {
-            var earliest = -1, first = UInt64.max
-            for k in frames.indices where heads[k] < frames[k].count {
-                let frame = frames[k][heads[k]]
-                if frame <= frontier && frame < first { (earliest, first) = (k, frame) }
-            }
-            guard earliest >= 0 else { break }
-            owners.append(UInt8(earliest))
-            heads[earliest] += 1
+        while let k = ConnectionNumbering.earliest(frames.count, through: frontier, next: { heads[$0] < frames[$0].count ? frames[$0][heads[$0]] : nil }) {
+            owners.append(UInt8(k))
+            heads[k] += 1
         }
         for k in frames.indices where heads[k] >= 4096 && heads[k] * 2 >= frames[k].count {
             frames[k].removeFirst(heads[k])

@@ -19,13 +19,7 @@ public struct ConnectionNumbering: Sendable {
         var frames = firstFrames.map { $0.makeIterator() }
         var heads = frames.indices.map { frames[$0].next() }  // each table's next first frame
         var numbered = firstFrames.map { _ in 0 }
-        while true {
-            var earliest: Int?
-            for k in heads.indices {
-                guard let frame = heads[k] else { continue }
-                if earliest.map({ frame < heads[$0]! }) ?? true { earliest = k }
-            }
-            guard let k = earliest else { break }
+        while let k = Self.earliest(heads.count, through: .max, next: { heads[$0] }) {
             if numbered[k] % Self.stride == 0 { checkpoints[k].append(owners.count) }
             owners.append(UInt8(k))
             numbered[k] += 1
@@ -33,6 +27,20 @@ public struct ConnectionNumbering: Sendable {
         }
         self.owners = owners
         self.checkpoints = checkpoints
+    }
+
+    /// The table whose next connection opened first (`next(k)`: table `k`'s next first frame, nil
+    /// when it has none), if that frame is at most `frontier`: the next connection one table over
+    /// all of them would have numbered. (The reading thread of a sharded run numbers the lines it
+    /// is handed so as they come: `ShardedLines`.)
+    @inline(__always)
+    public static func earliest(_ tables: Int, through frontier: UInt64, next: (Int) -> UInt64?) -> Int? {
+        var earliest: Int?, first = UInt64.max
+        for k in 0..<tables {
+            guard let frame = next(k), frame <= frontier, earliest == nil || frame < first else { continue }
+            (earliest, first) = (k, frame)
+        }
+        return earliest
     }
 
     /// The capture's ID of `table`'s connection `id`.
