@@ -110,20 +110,26 @@ public final class ShardLines: @unchecked Sendable {
         pthread_mutex_unlock(&mutex)
     }
 
-    /// The blocks and lists of lines of parcels the reading thread has written out, for the
-    /// shard to fill again.
-    func giveBack(_ blocks: [ByteBlock], lines: inout [[Line]]) {
+    /// The parcels the reading thread has written out, emptied: their blocks and lists of lines
+    /// for the shard to fill again.
+    func giveBack(_ parcels: inout [Parcel]) {
+        guard parcels.contains(where: { $0.bytes != nil }) else { return parcels.removeAll(keepingCapacity: true) }
         pthread_mutex_lock(&mutex)
-        for block in blocks where given.count < Self.maxGiven {
-            block.reset()
-            given.append(block)
-        }
-        while givenLines.count < Self.maxGiven, var list = lines.popLast() {
-            list.removeAll(keepingCapacity: true)
-            givenLines.append(list)
+        for i in parcels.indices {
+            guard let block = parcels[i].bytes else { continue }
+            if given.count < Self.maxGiven {
+                block.reset()
+                given.append(block)
+            }
+            if givenLines.count < Self.maxGiven {
+                var list: [Line] = []
+                swap(&list, &parcels[i].lines)  // (out of the parcel: its only reference, emptied in place)
+                list.removeAll(keepingCapacity: true)
+                givenLines.append(list)
+            }
         }
         pthread_mutex_unlock(&mutex)
-        lines.removeAll(keepingCapacity: true)
+        parcels.removeAll(keepingCapacity: true)
     }
 
     /// Rung by the shards as they hand over; the reading thread waits on it while they finish.
@@ -183,9 +189,8 @@ public final class ShardedLines: @unchecked Sendable {
     @exclusivity(unchecked) private var progress: [UInt64]
     /// The shards that handed their last over.
     @exclusivity(unchecked) private var ended: [Bool]
-    /// The parcels of a shard being taken in, and their lists of lines, given back with them.
+    /// The parcels of a shard being taken in (given back once written out).
     @exclusivity(unchecked) private var parcels: [ShardLines.Parcel] = []
-    @exclusivity(unchecked) private var linesWrittenOut: [[ShardLines.Line]] = []
     /// The shard of each numbered connection not in the report yet, in ID order, from `ownersHead`.
     @exclusivity(unchecked) private var owners: [UInt8] = []
     @exclusivity(unchecked) private var ownersHead = 0
@@ -230,20 +235,14 @@ public final class ShardedLines: @unchecked Sendable {
     /// Takes in what the shards handed over and writes the lines now due into the report.
     public func collect() {
         for (k, shard) in shards.enumerated() {
-            var writtenOut: [ByteBlock] = []
-            defer {
-                parcels.removeAll(keepingCapacity: true)  // (first: the lists given back are then the only references to theirs)
-                if !writtenOut.isEmpty { shard.giveBack(writtenOut, lines: &linesWrittenOut) }
-            }
             shard.take(&parcels)
+            defer { shard.giveBack(&parcels) }
             for parcel in parcels {
                 frames[k].append(contentsOf: parcel.firstFrames)
                 progress[k] = parcel.progress
                 ended[k] = parcel.isLast
                 number()
                 guard let block = parcel.bytes else { continue }
-                writtenOut.append(block)
-                linesWrittenOut.append(parcel.lines)
                 withExtendedLifetime(block) {
                     let bytes = block.bytes
                     for (i, line) in parcel.lines.enumerated() {

@@ -20,9 +20,8 @@ struct WaitingLines {
     /// The chunk lines are appended to, and where the next one goes in it.
     private var chunk: UnsafeMutableRawPointer?
     private var head = 0
-    /// The budget's chunks, mapped at the first line kept (`chunkSize`-aligned), the ones used
-    /// so far, and those of them emptied since.
-    private var arena: UnsafeMutableRawPointer?
+    /// The budget's chunks, mapped at the first line kept (from its first `chunkSize`-aligned
+    /// address), the ones used so far, and those of them emptied since.
     private var mapping: (base: UnsafeMutableRawPointer, size: Int)?
     private var chunksUsed = 0
     private var emptied: [UnsafeMutableRawPointer] = []
@@ -64,21 +63,19 @@ struct WaitingLines {
 
     /// A chunk not used yet, nil when the budget's are all in use.
     private mutating func unusedChunk() -> UnsafeMutableRawPointer? {
-        if arena == nil && mapping == nil {
+        if mapping == nil {
             let size = (chunkCount + 1) * chunkSize  // (one more, to align to)
             guard chunkCount > 0, let base = mmap(nil, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0),
                 base != MAP_FAILED
             else { return nil }
             mapping = (base, size)
-            let aligned = UnsafeMutableRawPointer(bitPattern: (UInt(bitPattern: base) + UInt(chunkSize - 1)) & ~UInt(chunkSize - 1))!
-            // An address past 47 bits (five-level page tables, when a process asks for them) does
-            // not fit an entry: the lines go to the file (`mapping` kept, not tried again).
-            guard UInt(bitPattern: aligned) &+ UInt(chunkCount * chunkSize) <= 1 << 47 else { return nil }
-            arena = aligned
         }
-        guard chunksUsed < chunkCount, let arena else { return nil }
+        let first = (UInt(bitPattern: mapping!.base) + UInt(chunkSize - 1)) & ~UInt(chunkSize - 1)
+        // An address past 47 bits (five-level page tables, when a process asks for them) does not
+        // fit an entry: the lines go to the file.
+        guard chunksUsed < chunkCount, first &+ UInt(chunkCount * chunkSize) <= 1 << 47 else { return nil }
         chunksUsed += 1
-        return arena + (chunksUsed - 1) * chunkSize
+        return UnsafeMutableRawPointer(bitPattern: first + UInt((chunksUsed - 1) * chunkSize))
     }
 
     /// Calls `body` with the line `entry` stands for; each line is read once.
@@ -95,7 +92,7 @@ struct WaitingLines {
     mutating func close() {
         retireChunk()
         if let mapping { munmap(mapping.base, mapping.size) }
-        (arena, mapping, chunksUsed, emptied) = (nil, nil, 0, [])
+        (mapping, chunksUsed, emptied) = (nil, 0, [])
     }
 
     private static func address(_ entry: UInt64) -> UnsafeMutableRawPointer {
