@@ -71,6 +71,8 @@ public struct SyntheticTraffic {
         /// Fraction of connections whose client closes in the middle of a message and sends the
         /// rest of its buffer on a new connection (which then begins mid-message).
         public var reconnectFraction = 0.0
+        /// Endpoints in 2001:db8::/32 (IPv6 headers) instead of 10.0.0.0/8.
+        public var ipv6 = false
 
         public init() {}
     }
@@ -188,11 +190,16 @@ public struct SyntheticTraffic {
     private mutating func newFlow() -> Flow {
         nextPort += 1
         let host = UInt32(0x0A01_0000) + UInt32(nextPort / 50_000)
-        let client = Endpoint(address: IPAddress(ipv4: host), port: UInt16(10_000 + nextPort % 50_000))
-        let server = Endpoint(address: IPAddress(ipv4: 0x0A00_0001), port: options.serverPort)
+        let client = Endpoint(address: address(ipv4: host), port: UInt16(10_000 + nextPort % 50_000))
+        let server = Endpoint(address: address(ipv4: 0x0A00_0001), port: options.serverPort)
         truth.connections += 1
         let budget = options.bytesPerConnection / 2 + Int(random.next() % UInt64(options.bytesPerConnection))
         return Flow(client: client, server: server, sequence: [UInt32(truncatingIfNeeded: random.next()), UInt32(truncatingIfNeeded: random.next())], budget: budget)
+    }
+
+    /// `ipv4`, or with `ipv6` the address of 2001:db8::/32 that ends in the same four bytes.
+    private func address(ipv4: UInt32) -> IPAddress {
+        options.ipv6 ? IPAddress(high: 0x2001_0DB8_0000_0000, low: UInt64(ipv4)) : IPAddress(ipv4: ipv4)
     }
 
     private mutating func handshake(_ f: Flow) {

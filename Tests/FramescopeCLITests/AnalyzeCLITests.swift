@@ -102,10 +102,11 @@ import Testing
         #expect(try cli.run(["flows", path, "-t", "1"]).stdout == cli.run(["flows", path, "-t", "2"]).stdout)
     }
 
-    @Test(arguments: ["varint", "length", "lines"])
-    func aSyntheticCaptureAnalyzesToItsTruth(framing: String) throws {
+    /// Each framing, and over IPv6 (`--ipv6`: the connections' endpoints in 2001:db8::/32).
+    @Test(arguments: [["varint"], ["length"], ["lines"], ["varint", "--ipv6"]])
+    func aSyntheticCaptureAnalyzesToItsTruth(framing: [String]) throws {
         let path = scratchDirectory + "framescope-synth-\(UUID().uuidString).pcap"
-        let made = try cli.run(["synth", "--size", "3M", "--flows", "40", "--framing", framing, "--seed", "7", "-o", path])
+        let made = try cli.run(["synth", "--size", "3M", "--flows", "40", "--framing", framing[0], "--seed", "7", "-o", path] + framing.dropFirst())
         #expect(made.status == 0, "\(made.stderr)")
         let truth = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path + ".truth.json"))) as? [String: Any])
         #expect(truth["outOfOrderSegments"] as? Int ?? 0 > 0 && truth["retransmittedSegments"] as? Int ?? 0 > 0)
@@ -117,6 +118,10 @@ import Testing
         #expect(down["messages"] as? Int == truth["messagesServerToClient"] as? Int)
         #expect((totals["all"] as? [String: Any])?["malformed"] as? Int == 0)
         #expect(totals["connections"] as? Int == truth["connections"] as? Int)
+        let first = try #require((json["connections"] as? [[String: Any]])?.first)
+        let ipv6 = framing.contains("--ipv6")
+        #expect((first["client"] as? String)?.hasPrefix(ipv6 ? "[2001:db8::a01:" : "10.1.0.0:") == true, "\(first)")
+        #expect(first["server"] as? String == (ipv6 ? "[2001:db8::a00:1]:9000" : "10.0.0.1:9000"))
     }
 }
 

@@ -42,6 +42,54 @@ import Testing
         }
     }
 
+    /// IPv6 text written in place reads as the String-built RFC 5952 text it replaced (below):
+    /// every run of zero groups in every place, mapped IPv4 addresses, groups of every width.
+    @Test func ipv6TextIsRFC5952() {
+        #expect(IPAddress(high: 0, low: 0).description == "::")
+        #expect(IPAddress(high: 0x2001_0DB8_0000_0000, low: 0x0000_0000_0A01_0000).description == "2001:db8::a01:0")
+        #expect(IPAddress(high: 0, low: 0x0000_FFFF_C0A8_0001).description == "::ffff:192.168.0.1")
+        #expect(IPAddress(high: 0xFFFF_FFFF_FFFF_FFFF, low: 0xFFFF_FFFF_FFFF_FFFF).description.count == IPAddress.maxTextLength)
+        var rng = SplitMix64(seed: 7)
+        let values: [UInt16] = [0, 0, 0, 1, 0xF, 0x10, 0xFF, 0x100, 0xFFF, 0x1000, 0xFFFF]
+        for _ in 0..<20_000 {
+            let groups = (0..<8).map { _ in rng.next() % 3 == 0 ? UInt16(truncatingIfNeeded: rng.next()) : values[Int(rng.next() % UInt64(values.count))] }
+            let high = groups[0..<4].reduce(UInt64(0)) { $0 << 16 | UInt64($1) }, low = groups[4..<8].reduce(UInt64(0)) { $0 << 16 | UInt64($1) }
+            let address = IPAddress(high: high, low: low)
+            #expect(address.description == stringBuiltRFC5952(groups), "\(groups)")
+            #expect(Endpoint(address: address, port: 443).description == "[\(stringBuiltRFC5952(groups))]:443")
+        }
+    }
+
+    /// The text as `IPAddress.description` built it before it was written in place.
+    private func stringBuiltRFC5952(_ groups: [UInt16]) -> String {
+        var bestStart = -1, bestLength = 0, runStart = -1
+        for i in 0...8 {
+            if i < 8 && groups[i] == 0 {
+                if runStart < 0 { runStart = i }
+            } else if runStart >= 0 {
+                if i - runStart > bestLength { bestStart = runStart; bestLength = i - runStart }
+                runStart = -1
+            }
+        }
+        if bestLength < 2 { bestStart = -1 }
+        if bestStart == 0 && bestLength == 5 && groups[5] == 0xFFFF {
+            return "::ffff:\(groups[6] >> 8).\(groups[6] & 0xFF).\(groups[7] >> 8).\(groups[7] & 0xFF)"
+        }
+        var text = ""
+        var i = 0
+        while i < 8 {
+            if i == bestStart {
+                text += "::"
+                i += bestLength
+                continue
+            }
+            if !text.isEmpty && !text.hasSuffix(":") { text += ":" }
+            text += String(groups[i], radix: 16)
+            i += 1
+        }
+        return text
+    }
+
     @Test func zeroPaddingToAWidth() {
         var bytes = [UInt8](repeating: 0, count: 32)
         let end = bytes.withUnsafeMutableBufferPointer { writeDecimal(42, into: $0, at: 3, width: 5) }

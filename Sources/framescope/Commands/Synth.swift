@@ -57,6 +57,9 @@ extension Framescope {
         @Flag(help: "Start the capture after the first connections opened: each of their directions is picked up inside a write.")
         var lateStart = false
 
+        @Flag(help: "IPv6 endpoints (2001:db8::/32) instead of IPv4 (10.0.0.0/8).")
+        var ipv6 = false
+
         @Option(help: ArgumentHelp("Fraction of writes that begin with junk (varint: a bogus 5-byte length).", valueName: "fraction"))
         var junk = 0.0
 
@@ -110,6 +113,7 @@ extension Framescope {
             options.reconnectFraction = reconnect
             options.shape = shape
             options.serverPort = port
+            options.ipv6 = ipv6
             var traffic = SyntheticTraffic(options: options)
             if let spec {
                 do {
