@@ -55,6 +55,36 @@ import Testing
         #expect(frames == 0)
     }
 
+    /// The search's own decoding of a plain varint length (`PlainVarintDissector`) answers as the
+    /// length-field dissector does past a stream's start, byte string by byte string: frames,
+    /// lengths, bodies and malformed reasons, at limits a length reaches and varints that run out.
+    @Test func plainVarintDecodesAsTheLengthFieldDissector() throws {
+        var random = SplitMix64(seed: 11)
+        for limit in [1, 2, 5, 127, 128, 129, 300, 16_384, 16 << 20] {
+            let general = LengthFieldDissector(encoding: .varint, maxFrameLength: limit, preamble: [0x50])
+            let plain = PlainVarintDissector(limit: try #require(general.plainVarintLimit))
+            for _ in 0..<20_000 {
+                // Up to 7 bytes, each with its continuation bit set half the time.
+                let bytes = (0..<random.next() % 8).map { _ in UInt8(truncatingIfNeeded: random.next()) | (random.next() % 2 == 0 ? 0x80 : 0) }
+                bytes.withUnsafeBytes { b in
+                    var (plainStart, generalStart) = (false, false)
+                    #expect(plain.decode(b, consumed: 0, atStreamStart: &plainStart) == general.decode(b, consumed: 0, atStreamStart: &generalStart), "\(limit): \(bytes)")
+                }
+            }
+        }
+        // Anything more in the header takes the general path.
+        let others = [
+            LengthFieldDissector(encoding: .binary), LengthFieldDissector(lengthFieldOffset: 1, encoding: .varint),
+            LengthFieldDissector(encoding: .varint, lengthAdjustment: 2), LengthFieldDissector(encoding: .varint, magic: [0xAB]),
+            LengthFieldDissector(encoding: .varint, magicOffset: 1), LengthFieldDissector(encoding: .varint, typeField: (1, 1)),
+            LengthFieldDissector(encoding: .varint, minFrameLength: 2), LengthFieldDissector(encoding: .varint, headerOnlyBelow: 1),
+            LengthFieldDissector(encoding: .varint, bodyOffset: 1), LengthFieldDissector(encoding: .varint, bodyMagic: [0x0A]),
+        ]
+        for other in others { #expect(other.plainVarintLimit == nil, "\(other)") }
+        guard case .lengthField(let varint) = try DissectorSpec(parsing: "varint:max=1M").makeDissector(isClient: true) else { return #expect(Bool(false)) }
+        #expect(varint.plainVarintLimit == 1 << 20)
+    }
+
     /// The others are measured and stated; a magic or a wide length makes false frames rarer still.
     static let measured = [
         "length:offset=0,width=4", "length:offset=4,width=4,magic=000000ff,type=8:4", "length:offset=6,width=4,encoding=ascii",

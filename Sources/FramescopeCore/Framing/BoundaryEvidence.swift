@@ -199,10 +199,41 @@ struct FrameChainScorer {
                 types: &types)
         }
         switch dissector {
-        case .lengthField(let d): return walk(d)
+        case .lengthField(let d):
+            // A plain varint length decoded in a few instructions, where the general decoding
+            // (every field a length-field SPEC may have) was a third of scoring an offset.
+            if let limit = d.plainVarintLimit { return walk(PlainVarintDissector(limit: limit)) }
+            return walk(d)
         case .delimiter(let d): return walk(d)
         case .postgres(let d): return walk(d)
         }
+    }
+}
+
+/// A length-field dissector whose header is a varint length and nothing else
+/// (`LengthFieldDissector.plainVarintLimit`): the same frames, lengths and reasons, decoded
+/// without the general path's fields.
+struct PlainVarintDissector: FrameDissector {
+    /// The longest frame.
+    let limit: Int
+
+    var headerLength: Int { 5 }
+    var hasStreamStart: Bool { false }
+
+    @inline(__always)
+    func decode(_ b: UnsafeRawBufferPointer, consumed: Int, atStreamStart: inout Bool) -> DecodeStep {
+        var value: UInt64 = 0
+        var i = 0
+        while true {
+            guard i < b.count else { return .needMoreData(scanned: 0) }
+            let byte = b[i]
+            value |= UInt64(byte & 0x7F) &<< (7 &* UInt64(i))
+            i &+= 1
+            if byte & 0x80 == 0 { break }
+            if i == 5 { return .malformed(.varintTooLong) }
+        }
+        guard value <= UInt64(limit), i &+ Int(value) <= limit else { return .malformed(.lengthTooLarge) }
+        return .frame(length: i &+ Int(value), type: nil, body: i)
     }
 }
 
@@ -211,6 +242,7 @@ private struct ChainScores<Dissector: FrameDissector> {
     let dissector: Dissector
     let evidence: BoundaryEvidence
 
+    @inline(__always)
     func best(
         in window: UnsafeRawBufferPointer, from: Int, segmentStarts: [Int], endIsSegmentEnd: Bool, blindStart: Bool,
         scores: inout [Double], types: inout [UInt64]
@@ -227,13 +259,15 @@ private struct ChainScores<Dissector: FrameDissector> {
                 before: k > 0 ? boundaries[k] - boundaries[k - 1] : nil,
                 after: k + 1 < boundaries.count ? boundaries[k + 1] - boundaries[k] : nil)
         }
-        var best: Int?
-        var next = boundaries.count - 1  // walks the boundaries down with `o`
         // Handed to a static `score`: called as a method, the walk's `self` had every field of
         // the dissector loaded again at each offset.
         let dissector = dissector
         return scores.withUnsafeMutableBufferPointer { s -> BoundaryHypothesis? in
           types.withUnsafeMutableBufferPointer { t -> BoundaryHypothesis? in
+            // Declared in the closure: captured and mutated, each access was checked for
+            // exclusivity at run time (a third of a search's instructions where `best` is not inlined).
+            var best: Int?
+            var next = boundaries.count - 1  // walks the boundaries down with `o`
             t[n] = 0
             s[n] = boundaries.last == n ? bits(boundaries.count - 1) : 0
             if boundaries.last == n { next -= 1 }

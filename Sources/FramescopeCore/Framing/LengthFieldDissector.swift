@@ -105,6 +105,15 @@ public struct LengthFieldDissector: FrameDissector, Sendable, Hashable {
     /// A stream may start with the preamble.
     public var hasStreamStart: Bool { !preamble.isEmpty }
 
+    /// `maxFrameLength` for a varint length at the start and nothing else (`--dissector varint`):
+    /// no magic, type field, adjustment, floor or body offset (recovery's search decodes such
+    /// frames on a path of their own).
+    var plainVarintLimit: Int? {
+        let plain = encoding == .varint && lengthFieldOffset == 0 && lengthAdjustment == 0 && magic.isEmpty && magicOffset == 0 && typeField == nil
+            && headerOnlyBelow == 0 && minFrameLength <= 1 && bodyOffset == nil && bodyMagic.isEmpty
+        return plain ? maxFrameLength : nil
+    }
+
     @inline(__always)  // (a call passes the 200-byte dissector by copy: see `decodeFrame`)
     public func decode(_ b: UnsafeRawBufferPointer, consumed: Int, atStreamStart: inout Bool) -> DecodeStep {
         if atStreamStart && !preamble.isEmpty {
