@@ -100,6 +100,41 @@ import Testing
         #expect(groupsRead > 20_000)
     }
 
+    /// The yes-or-no check recovery's search asks (`isValidWhole`) answers as the whole-body
+    /// check without groups does: on random bytes, on fields of every wire type cut anywhere, and
+    /// on varints of every length up to too long.
+    @Test func theYesOrNoCheckAgreesWithTheWholeBodyCheck() {
+        var rng = SplitMix64(seed: 19)
+        var valid = 0
+        for n in 0..<100_000 {
+            var body: [UInt8] = []
+            if n % 4 == 0 {
+                body = (0..<rng.next() % 24).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
+            } else {
+                for _ in 0..<Int(rng.next() % 10) {
+                    let field = UInt8(rng.next() % 4)
+                    switch rng.next() % 9 {
+                    case 0: body += [field << 3 | 3]
+                    case 1: body += [field << 3 | UInt8(4 + rng.next() % 4)]
+                    case 2: body += [field << 3, UInt8(rng.next() % 256)]
+                    case 3: body += [field << 3] + Array(repeating: 0xFF, count: Int(rng.next() % 11)) + [0x01]
+                    case 4: body += [field << 3 | 2, UInt8(rng.next() % 6), 0x61, 0x62]
+                    case 5: body += [field << 3 | 5, 1, 2, 3, 4]
+                    case 6: body += [field << 3 | 1] + Array(repeating: 7, count: Int(rng.next() % 10))
+                    case 7: body += [0x80 | field << 3, UInt8(rng.next() % 256), 0x00]
+                    default: body += [UInt8(truncatingIfNeeded: rng.next())]
+                    }
+                }
+                if !body.isEmpty, rng.next() % 4 == 0 { body.removeLast(Int(rng.next() % UInt64(body.count))) }
+            }
+            let whole: Bool
+            if case .valid = body.withUnsafeBytes({ ProtobufScanner.checkWhole($0) }) { whole = true } else { whole = false }
+            #expect(body.withUnsafeBytes { ProtobufScanner.isValidWhole($0) } == whole, "\(body)")
+            if whole { valid += 1 }
+        }
+        #expect(valid > 10_000 && valid < 90_000)
+    }
+
     static let text: [UInt8] = Array("héllo".utf8)
     static let valid: [UInt8] = [0x08, 0x02, 0x10, 0x96, 0x01, 0x1A, UInt8(text.count)] + text
         + [0x22, 0x07, 0x0A, 0x01, 0x61, 0x12, 0x02, 0xFF, 0x00] + [0x29, 1, 2, 3, 4, 5, 6, 7, 8] + [0x32, 0x03, 0x01, 0x96, 0x01]

@@ -305,7 +305,7 @@ private struct ChainScores<Dissector: FrameDissector> {
     ) -> Double {
         var atStreamStart = false
         t[o] = 0
-        switch dissector.decode(w.dropFirst(o), consumed: 0, atStreamStart: &atStreamStart) {
+        switch dissector.decode(w.unchecked(from: o, count: w.count &- o), consumed: 0, atStreamStart: &atStreamStart) {
         case .malformed:
             return -.infinity
         case .needMoreData:
@@ -335,7 +335,7 @@ private struct ChainScores<Dissector: FrameDissector> {
         guard end <= w.count else { return bits }  // the frame goes on past the window
         let bodyLength = length - body
         if evidence.scoresProtobufBodies && bodyLength >= 2 && bodyLength <= 1024 {
-            if case .valid = ProtobufScanner.checkWhole(w.slice(from: o + body, count: bodyLength)) {
+            if ProtobufScanner.isValidWhole(w.unchecked(from: o &+ body, count: bodyLength)) {
                 bits += BoundaryEvidence.protobufBody(length: bodyLength)
             }
         }
@@ -352,8 +352,9 @@ private struct ChainScores<Dissector: FrameDissector> {
     @inline(__always)
     private static func repeats(_ w: UnsafeRawBufferPointer, at o: Int, length: Int) -> Bool {
         let compared = min(length, repeatCompared)
-        guard o + length + compared <= w.count, w[o] == w[o + length] else { return false }
-        return memcmp(w.baseAddress! + o, w.baseAddress! + o + length, compared) == 0
+        guard o + length + compared <= w.count, let base = w.baseAddress, base.load(fromByteOffset: o, as: UInt8.self) == base.load(fromByteOffset: o &+ length, as: UInt8.self)
+        else { return false }
+        return memcmp(base + o, base + o + length, compared) == 0
     }
 
     static var repeatCompared: Int { 64 }

@@ -15,6 +15,48 @@ extension ProtobufScanner {
         return withUnsafeTemporaryAllocation(of: UInt64.self, capacity: maxDepth) { checkWhole(b, openGroups: $0) }
     }
 
+    /// Whether `checkWhole(b)` is `.valid` (groups not read), without a verdict to build: a
+    /// recovery search asks once an offset it scores (a sixth of its work went into the verdicts).
+    static func isValidWhole(_ b: UnsafeRawBufferPointer) -> Bool {
+        guard let base = b.baseAddress else { return true }
+        let n = b.count
+        var i = 0
+        /// A varint from `i`, or nil when the body ends inside it or it is too long.
+        @inline(__always) func varint() -> UInt64? {
+            var value: UInt64 = 0, shift: UInt64 = 0
+            while i < n {
+                let byte = base.load(fromByteOffset: i, as: UInt8.self)
+                i &+= 1
+                value |= UInt64(byte & 0x7F) &<< shift
+                shift &+= 7
+                if byte < 0x80 { return value }
+                if shift >= 70 { return nil }
+            }
+            return nil
+        }
+        while i < n {
+            guard let tag = varint() else { return false }
+            let number = tag >> 3
+            guard number != 0, number <= 0x1FFF_FFFF else { return false }
+            switch tag & 7 {
+            case 0:
+                guard varint() != nil else { return false }
+            case 1:
+                guard n &- i >= 8 else { return false }
+                i &+= 8
+            case 5:
+                guard n &- i >= 4 else { return false }
+                i &+= 4
+            case 2:
+                guard let length = varint(), length <= UInt64(n &- i) else { return false }
+                i &+= Int(length)
+            default:  // a group (not read) or no wire type
+                return false
+            }
+        }
+        return true
+    }
+
     /// `openGroups`: room for the field numbers of the groups open (nil: groups not read).
     private static func checkWhole(_ b: UnsafeRawBufferPointer, openGroups: UnsafeMutableBufferPointer<UInt64>?) -> WholeVerdict {
         let n = b.count
