@@ -19,7 +19,7 @@ struct DirectionAnalyzer {
     /// connections would carry 350 bytes each of it.
     private var recoveryState = OutOfLine<FramingRecovery>()
     var recovery: FramingRecovery {
-        get { recoveryState.value }
+        _read { yield recoveryState.value }
         _modify { yield &recoveryState.value }
     }
     /// The protobuf check of message bodies. Not optional, so the hot path reads
