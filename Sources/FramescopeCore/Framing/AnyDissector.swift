@@ -45,6 +45,9 @@ final class SharedDissector: @unchecked Sendable {
     /// enum's `switch` copies its 200 bytes out to decode with them, once a frame (a tenth of
     /// framing a message with a varint length).
     private let lengthField: UnsafeMutablePointer<LengthFieldDissector>?
+    /// The same once more when its header is a varint length and nothing else, without a
+    /// preamble: decoded on a path of its own.
+    private let plainVarint: PlainVarintDissector?
     /// Measured the first time recovery needs it: most SPECs never recover.
     private let measuredEvidence = Mutex<BoundaryEvidence?>(nil)
 
@@ -53,8 +56,10 @@ final class SharedDissector: @unchecked Sendable {
         if case .lengthField(let d) = dissector {
             lengthField = .allocate(capacity: 1)
             lengthField!.initialize(to: d)
+            plainVarint = d.preamble.isEmpty ? d.plainVarintLimit.map(PlainVarintDissector.init(limit:)) : nil
         } else {
             lengthField = nil
+            plainVarint = nil
         }
     }
 
@@ -66,6 +71,7 @@ final class SharedDissector: @unchecked Sendable {
     /// `dissector.decode`.
     @inline(__always)
     func decode(_ bytes: UnsafeRawBufferPointer, consumed: Int, atStreamStart: inout Bool) -> DecodeStep {
+        if let plainVarint { return plainVarint.decode(bytes, consumed: consumed, atStreamStart: &atStreamStart) }
         if let lengthField { return lengthField.pointee.decode(bytes, consumed: consumed, atStreamStart: &atStreamStart) }
         return dissector.decode(bytes, consumed: consumed, atStreamStart: &atStreamStart)
     }
