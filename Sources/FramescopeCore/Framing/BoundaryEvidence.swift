@@ -238,7 +238,7 @@ private struct ChainScores<Dissector: FrameDissector> {
         return scores.withUnsafeMutableBufferPointer { s -> BoundaryHypothesis? in
           types.withUnsafeMutableBufferPointer { t -> BoundaryHypothesis? in
             // Declared in the closure: captured and mutated, each access was checked for
-            // exclusivity at run time (a third of a search's instructions where `best` is not inlined).
+            // exclusivity at run time (a fifth of a search's instructions where `best` was not inlined).
             var best: Int?
             var next = boundaries.count - 1  // walks the boundaries down with `o`
             t[n] = 0

@@ -106,8 +106,8 @@ public struct LengthFieldDissector: FrameDissector, Sendable, Hashable {
     public var hasStreamStart: Bool { !preamble.isEmpty }
 
     /// `maxFrameLength` for a varint length at the start and nothing else (`--dissector varint`):
-    /// no magic, type field, adjustment, floor or body offset (recovery's search decodes such
-    /// frames on a path of their own).
+    /// no magic, type field, adjustment, floor or body offset (the frame cutter and recovery's
+    /// search decode such frames on a path of their own, `PlainVarintDissector`).
     var plainVarintLimit: Int? {
         let plain = encoding == .varint && lengthFieldOffset == 0 && lengthAdjustment == 0 && magic.isEmpty && magicOffset == 0 && typeField == nil
             && headerOnlyBelow == 0 && minFrameLength <= 1 && bodyOffset == nil && bodyMagic.isEmpty
