@@ -78,7 +78,7 @@ public struct IPAddress: Hashable, Comparable, Sendable, CustomStringConvertible
             let value = group(i)
             var shift = max(0, (15 - value.leadingZeroBitCount) & ~3)  // the first digit's (no leading zeros)
             while shift >= 0 {
-                out[n] = hexDigits.utf8Start[Int(truncatingIfNeeded: value >> UInt16(shift) & 0xF)]
+                out[n] = lowerHexDigits.utf8Start[Int(truncatingIfNeeded: value >> UInt16(shift) & 0xF)]
                 n += 1
                 shift -= 4
             }
@@ -88,7 +88,8 @@ public struct IPAddress: Hashable, Comparable, Sendable, CustomStringConvertible
     }
 }
 
-private var hexDigits: StaticString { "0123456789abcdef" }
+/// The sixteen digits, lower-case, as RFC 5952 writes an address (`hexDigits(_:)` writes bytes as Strings).
+private var lowerHexDigits: StaticString { "0123456789abcdef" }
 
 /// `a.b.c.d` at `start`; returns the index after it.
 @inline(__always)
