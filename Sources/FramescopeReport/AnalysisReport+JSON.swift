@@ -1,6 +1,6 @@
 import FramescopeCore
 
-/// `framescope.report/3` written as a stream (keys in sorted order, as in docs/report.schema.json).
+/// `framescope.report/4` written as a stream (keys in sorted order, as in docs/report.schema.json).
 extension AnalysisReport {
     public func write(to w: inout JSONWriter) {
         Self.writeOpening(capture: capture, to: &w)

@@ -1,8 +1,8 @@
 import FramescopeCore
 
-/// The `analyze --format json` document, schema `framescope.report/3` (docs/json-schemas.md).
+/// The `analyze --format json` document, schema `framescope.report/4` (docs/json-schemas.md).
 public struct AnalysisReport: Sendable {
-    public var schema = "framescope.report/3"
+    public var schema = "framescope.report/4"
     public var inputs: [FlowsReport.Input]
     public var packets: FlowsReport.Packets
     public var limits: FlowsReport.Limits

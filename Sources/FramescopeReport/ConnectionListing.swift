@@ -298,11 +298,16 @@ struct Spill {
     }
 
     private mutating func index(_ id: Int, _ entry: UInt64, idAt: Int) {
-        if id >= index.count { index.append(contentsOf: repeatElement(0, count: id + 1 - index.count)) }
-        index[id] = entry
-        guard keepsIDOffsets else { return }
-        if id >= idOffsets.count { idOffsets.append(contentsOf: repeatElement(0, count: id + 1 - idOffsets.count)) }
-        idOffsets[id] = UInt32(clamping: idAt)
+        Self.set(&index, id, entry, empty: 0)
+        if keepsIDOffsets { Self.set(&idOffsets, id, UInt32(clamping: idAt), empty: 0) }
+    }
+
+    /// `list[i] = value`, the list grown with `empty` up to `i` first. Most IDs come next in
+    /// line: one append.
+    @inline(__always)
+    private static func set<T>(_ list: inout [T], _ i: Int, _ value: T, empty: T) {
+        if i > list.count { list.append(contentsOf: repeatElement(empty, count: i - list.count)) }
+        if i == list.count { list.append(value) } else { list[i] = value }
     }
 
     /// Where each line's ID starts in it (4 bytes a connection): a shard's lines are copied

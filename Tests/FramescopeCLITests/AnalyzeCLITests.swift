@@ -29,7 +29,7 @@ import Testing
     @Test func jsonReportFollowsTheSchema() throws {
         let result = try cli.run(["analyze", CLITests.sample, "--dissector", "varint", "--format", "json"])
         let json = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
-        #expect(json["schema"] as? String == "framescope.report/3")
+        #expect(json["schema"] as? String == "framescope.report/4")
         let direction = try #require(((json["connections"] as? [[String: Any]])?.first?["directions"] as? [[String: Any]])?.last)
         #expect(Set(direction.keys).subtracting(["timeline", "messageTypes", "tcp"]) == ["bytes", "figures"])  // no gaps: no gapBytes
         let figures = try #require(direction["figures"] as? [String: Any])

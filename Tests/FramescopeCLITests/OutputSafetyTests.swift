@@ -44,7 +44,7 @@ import Testing
         let done = try cli.run(["analyze", capture, "--dissector", "varint", "--format", "json", "-o", report, "--messages", messages, "--quiet"])
         #expect(done.status == 0, "\(done.stderr)")
         let json = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: report))) as? [String: Any])
-        #expect(json["schema"] as? String == "framescope.report/3")
+        #expect(json["schema"] as? String == "framescope.report/4")
         let lines = try String(contentsOfFile: messages, encoding: .utf8).split(separator: "\n")
         let totals = try #require(json["totals"] as? [String: Any])
         #expect(lines.count == (totals["all"] as? [String: Any])?["messages"] as? Int)

@@ -24,7 +24,7 @@ public enum AnalysisHTMLFormatter {
         if !r.specSuggestions.isEmpty {
             body += "<h2>SPECs that frame cleanly</h2>\n<ul>" + r.suggestionSentences.map { "<li>\(escapeHTML($0))</li>" }.joined() + "</ul>\n"
         }
-        body += "<footer>framescope · figures as in <code>--format json</code> (framescope.report/3) · definitions in the README</footer>\n"
+        body += "<footer>framescope · figures as in <code>--format json</code> (framescope.report/4) · definitions in the README</footer>\n"
         return """
             <!DOCTYPE html>
             <html lang="en"><head><meta charset="utf-8">

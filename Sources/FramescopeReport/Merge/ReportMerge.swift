@@ -12,7 +12,7 @@ public enum ReportMerge {
         public let description: String
     }
 
-    /// The merged report; fails on a report that is not `framescope.report/3` JSON with
+    /// The merged report; fails on a report that is not `framescope.report/4` JSON with
     /// sketches, or that cannot be combined with the others (another dissector, a live capture,
     /// inferred framing, connections left out of the listing).
     public static func merge(_ paths: [String]) throws -> AnalysisReport {
@@ -119,7 +119,7 @@ private struct Shard {
         let fail = { [path] (message: String) -> Error in ReportMerge.Failure(description: "\(path): \(message)") }
         fields = try ReportFields(.object(read), "report", fail: fail)
         let root = fields.value
-        guard root["schema"]?.string == "framescope.report/3" else { throw fail("not a framescope.report/3 JSON report (analyze --format json)") }
+        guard root["schema"]?.string == "framescope.report/4" else { throw fail("not a framescope.report/4 JSON report (analyze --format json)") }
         if root["capture"] != nil { throw fail("a live capture's report: merge combines the reports of a capture file's shards") }
         if let inferred = root["inference"]?.elements, !inferred.isEmpty {
             throw fail("analyzed with --dissector auto, which can infer another framing in each shard: infer once (framescope infer) and give every shard the SPEC it names")

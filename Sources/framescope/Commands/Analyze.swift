@@ -13,7 +13,7 @@ extension Framescope {
                 (bytes of ≥ 2 messages), the messages a one-read-one-message receiver would lose, malformed \
                 headers, messages cut off at the end and damaged by capture gaps, with the frame numbers and \
                 bytes to find each problem in Wireshark. Definitions: README.md; JSON schema \
-                framescope.report/3: docs/json-schemas.md.
+                framescope.report/4: docs/json-schemas.md.
                 """)
 
         @OptionGroup var input: InputOptions
