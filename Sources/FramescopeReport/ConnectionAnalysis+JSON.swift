@@ -120,8 +120,8 @@ extension ConnectionAnalysis {
     /// The round trips to the ACKs only for a direction that carried payload: one that sent
     /// none had only its SYN and FIN acknowledged, whose round trips the connection's
     /// `initialRTT` and the totals' per-direction `ackRTT` give (schema 4). Three directions in
-    /// four of a capture of short connections carry none, and those round trips were a quarter
-    /// of the bytes of listing them.
+    /// four of a capture of short connections carry none, and those round trips were a fifth of
+    /// the bytes of listing them (varint-50k).
     private static func writeTCP(_ stats: borrowing DirectionStatistics, members direction: inout SparseMembers, at: inout UnsafeMutablePointer<UInt8>) {
         let tcp = stats.tcp
         let timed = stats.bytes > 0 && tcp.ackRTT.count > 0
