@@ -150,7 +150,12 @@ import Testing
         let varint = try report("varint", ["--dissector", "varint"])
         let sample = try cli.run(["analyze", CLITests.sample, "--dissector", "varint", "--connections", "none", "--format", "json", "-o", directory + "/none.json"])
         #expect(sample.status == 0)
+        // An older framescope's report: its connections' lines say other things.
+        let older = directory + "/older.json"
+        try String(contentsOfFile: varint, encoding: .utf8).replacingOccurrences(of: "framescope.report/4", with: "framescope.report/3")
+            .write(toFile: older, atomically: true, encoding: .utf8)
         let cases: [(String, String)] = [
+            (older, "framescope.report/3 (made by an older framescope): analyze the shard again"),
             (try report("lines", ["--dissector", "lines"]), "dissectors differ"),
             (try report("auto", ["--dissector", "auto"]), "--dissector auto"),
             (try report("mss", ["--dissector", "varint", "--mss", "100"]), "--mss 100"),

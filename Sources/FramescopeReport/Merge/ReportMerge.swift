@@ -119,7 +119,11 @@ private struct Shard {
         let fail = { [path] (message: String) -> Error in ReportMerge.Failure(description: "\(path): \(message)") }
         fields = try ReportFields(.object(read), "report", fail: fail)
         let root = fields.value
-        guard root["schema"]?.string == "framescope.report/4" else { throw fail("not a framescope.report/4 JSON report (analyze --format json)") }
+        guard let schema = root["schema"]?.string, schema.hasPrefix("framescope.report/") else {
+            throw fail("not a framescope.report/4 JSON report (analyze --format json)")
+        }
+        // (An earlier version's connections say other things: merged with this one's, the lines would differ.)
+        guard schema == "framescope.report/4" else { throw fail("\(schema) (made by an older framescope): analyze the shard again") }
         if root["capture"] != nil { throw fail("a live capture's report: merge combines the reports of a capture file's shards") }
         if let inferred = root["inference"]?.elements, !inferred.isEmpty {
             throw fail("analyzed with --dissector auto, which can infer another framing in each shard: infer once (framescope infer) and give every shard the SPEC it names")
