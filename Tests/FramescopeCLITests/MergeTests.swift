@@ -155,7 +155,7 @@ import Testing
         try String(contentsOfFile: varint, encoding: .utf8).replacingOccurrences(of: "framescope.report/4", with: "framescope.report/3")
             .write(toFile: older, atomically: true, encoding: .utf8)
         let cases: [(String, String)] = [
-            (older, "framescope.report/3 (made by an older framescope): analyze the shard again"),
+            (older, "framescope.report/3, another framescope's version of the report: analyze the shard again with this one"),
             (try report("lines", ["--dissector", "lines"]), "dissectors differ"),
             (try report("auto", ["--dissector", "auto"]), "--dissector auto"),
             (try report("mss", ["--dissector", "varint", "--mss", "100"]), "--mss 100"),

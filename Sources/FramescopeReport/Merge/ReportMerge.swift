@@ -122,8 +122,8 @@ private struct Shard {
         guard let schema = root["schema"]?.string, schema.hasPrefix("framescope.report/") else {
             throw fail("not a framescope.report/4 JSON report (analyze --format json)")
         }
-        // (An earlier version's connections say other things: merged with this one's, the lines would differ.)
-        guard schema == "framescope.report/4" else { throw fail("\(schema) (made by an older framescope): analyze the shard again") }
+        // (Another version's connections say other things: merged with this one's, the lines would differ.)
+        guard schema == "framescope.report/4" else { throw fail("\(schema), another framescope's version of the report: analyze the shard again with this one") }
         if root["capture"] != nil { throw fail("a live capture's report: merge combines the reports of a capture file's shards") }
         if let inferred = root["inference"]?.elements, !inferred.isEmpty {
             throw fail("analyzed with --dissector auto, which can infer another framing in each shard: infer once (framescope infer) and give every shard the SPEC it names")
